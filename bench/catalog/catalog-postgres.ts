@@ -26,7 +26,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
+import { CATALOG_SCHEMA } from '../../src/catalog/postgres/migrations.ts';
 import { migrate, openPool } from '../../src/db/postgres.ts';
 import { createDatabase, databaseUrl, freePort, startEmbeddedPostgres } from '../../src/dev/postgres.ts';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
@@ -88,7 +88,7 @@ async function postgresCorpus(adminUrl: string, size: number, sqlitePath: string
             Number((await pool.query("SELECT version FROM svc_schema_versions WHERE component = 'catalog'")).rows[0]?.version ?? 0);
           const before = await version();
           const t0 = performance.now();
-          await migrate(pool, 'catalog', CATALOG_MIGRATIONS);
+          await migrate(pool, 'catalog', CATALOG_SCHEMA);
           if ((await version()) !== before) {
             // A migration that rewrote rows (catalog migration 22 updates every term row) leaves
             // dead rows and pages not marked visible, so index-only scans read the table until

@@ -22,7 +22,7 @@
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
+import { CATALOG_SCHEMA } from '../../src/catalog/postgres/migrations.ts';
 import { textIndex as postgresTextIndex } from '../../src/catalog/postgres/search.ts';
 import { KeptCounts, searchPage, type TextIndex } from '../../src/catalog/search-engine.ts';
 import { textIndex as sqliteTextIndex } from '../../src/catalog/sqlite/search.ts';
@@ -103,7 +103,7 @@ const postgres = await startEmbeddedPostgres({ dataDir: join(dir, 'postgres') })
 const pool = openPool(databaseUrl(postgres.url, `catalog_${values.size}`), { pipeline: true, max: 1 });
 const sqlite = new CatalogStore(join(dir, `catalog-${values.size}.sqlite`));
 try {
-  await migrate(pool, 'catalog', CATALOG_MIGRATIONS);
+  await migrate(pool, 'catalog', CATALOG_SCHEMA);
   // Each store keeps its readers' term counts, as its catalog store does (src/catalog/search-engine.ts KeptCounts).
   const kept =
     values.kept === 'off' ? { SQLite: undefined, Postgres: undefined } : { SQLite: new KeptCounts(), Postgres: new KeptCounts() };

@@ -6,7 +6,7 @@
  * statements (ListIndex: sqlite/selective-list.ts, postgres/list-index.ts) over the list index
  * (sqlite/list-index.ts explains `listing_keys` and its blocks).
  */
-import { BLOCK_SIZE, DEEP_OFFSET, NEWEST_BLOCK, byFewestListings, filterKeys, needsAcceptsCondition, type ListingKey } from './listing.ts';
+import { DEEP_OFFSET, NEWEST_BLOCK, byFewestListings, filterKeys, needsAcceptsCondition, type ListingKey } from './listing.ts';
 import { priceFilter, usdAssetsToCheck, usdPriceAsAmount, type PricedListAsk } from './price.ts';
 import { listed } from './query-paths.ts';
 import { hiddenByFailuresCount } from './liveness.ts';
@@ -118,21 +118,6 @@ export const hiddenByAgeSql = (kind: string, value: string, since: string): stri
      SELECT start_updated, start_id FROM listing_key_blocks WHERE kind = ${kind} AND value = ${value} AND start_updated < ${since}
      ORDER BY start_updated DESC, start_id DESC LIMIT 1
    ) newest ON true`;
-
-/**
- * Every block of the list keys whose entries `where` selects (a condition on `listing_keys`, with no parameter), built in
- * bulk by the migrations that add keys, in SQL both dialects run: each key's entries in page order cut every BLOCK_SIZE,
- * the newest block starting at the sentinel, so every block but the oldest holds BLOCK_SIZE entries.
- */
-export const bulkBlocksSql = (where: string): string =>
-  `INSERT INTO listing_key_blocks (kind, value, start_updated, start_id, n)
-   SELECT kind, value, CASE WHEN at = 0 THEN '${NEWEST_BLOCK}' ELSE last_updated END, CASE WHEN at = 0 THEN 0 ELSE listing_id END,
-     CASE WHEN total - at < ${BLOCK_SIZE} THEN total - at ELSE ${BLOCK_SIZE} END
-   FROM (
-     SELECT kind, value, last_updated, listing_id, count(*) OVER (PARTITION BY kind, value) AS total,
-       row_number() OVER (PARTITION BY kind, value ORDER BY last_updated DESC, listing_id DESC) - 1 AS at
-     FROM listing_keys WHERE ${where}
-   ) e WHERE at % ${BLOCK_SIZE} = 0`;
 
 /** `filters` with maxUsdPrice read as asset + maxAmount when one USD-pegged asset can match (price.ts usdPriceAsAmount). */
 export function* withUsdPriceAsAmount(filters: DiscoveryFilters): Steps<Pick<ListIndex, 'listedAssets'>, DiscoveryFilters> {

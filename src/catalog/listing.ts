@@ -259,15 +259,6 @@ export function listingKeysOf(
   return keys;
 }
 
-/** The list keys an accepted entry in an asset adds beside its `asset` key (assetKeysOf; both stores' migrations add them). */
-export const ASSET_COMBINATION_KINDS = [
-  'network+asset',
-  'scheme+asset',
-  'scheme+network+asset',
-  'type+asset',
-  'type+network+asset',
-] as const;
-
 /** The keys of an accepted entry in `asset` (filterKeys): alone, with its network and/or scheme, and with the listing's type. */
 export function assetKeysOf(type: string, scheme: string, network: string, asset: string): ListingKey[] {
   const alone = entryKey(undefined, undefined, asset);

@@ -13,7 +13,7 @@
  *   Claiming sets it to the claim's time, so another instance (Postgres) does not take it too.
  */
 import type { components } from '../generated/openapi.ts';
-import { changes, columnTypes, rows, step, type Engine, type Sql } from './statements.ts';
+import { changes, rows, step, type Engine, type Sql } from './statements.ts';
 import type { Awaitable } from './steps.ts';
 
 export type ListingLiveness = components['schemas']['ListingLiveness'];
@@ -143,15 +143,6 @@ export interface LivenessStorePort {
   postponeLiveness(keys: string[], basis: number, claimedAt: number): Promise<void> | void;
   /** How many listings are due (basis at or before `dueBefore`): the /metrics gauge of checks waiting. */
   countDue(dueBefore: number): Promise<number> | number;
-}
-
-/** The migration that adds the columns (the same on both stores; Postgres adds COLLATE "C" and BIGINT). */
-export function livenessColumnsSql(dialect: 'sqlite' | 'postgres'): string {
-  const { text, int } = columnTypes(dialect);
-  const columns = ['status', 'checked_at', 'failing_since'].map((c) => `liveness_${c} ${text}`);
-  return `${[...columns, `liveness_basis_ms ${int} NOT NULL DEFAULT 0`].map((c) => `ALTER TABLE listings ADD COLUMN ${c};`).join('\n')}
-    CREATE INDEX listings_liveness_due ON listings (liveness_basis_ms, id);
-    CREATE INDEX listings_liveness_failing ON listings (liveness_failing_since) WHERE liveness_failing_since IS NOT NULL;`;
 }
 
 /**

@@ -195,13 +195,12 @@ export function withPayment(stored: string | null | undefined, payment: PaymentF
 
 /**
  * The SQL of the claims table (the same columns on both stores; Postgres adds COLLATE "C" and BIGINT).
- * IF NOT EXISTS: a database set back to an earlier version (the migration tests) runs it again.
  */
 export function claimsTableSql(dialect: 'sqlite' | 'postgres'): string {
   const { text, int } = columnTypes(dialect);
   const id = dialect === 'postgres' ? 'BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY' : 'INTEGER PRIMARY KEY';
   return `
-    CREATE TABLE IF NOT EXISTS listing_claims (
+    CREATE TABLE listing_claims (
       id ${id},
       resource ${text} NOT NULL,
       type ${text} NOT NULL,
@@ -218,5 +217,5 @@ export function claimsTableSql(dialect: 'sqlite' | 'postgres'): string {
       checked_at ${text},
       UNIQUE (resource, type, tool_name, pay_to)
     )${dialect === 'sqlite' ? ' STRICT' : ''};
-    CREATE INDEX IF NOT EXISTS listing_claims_due ON listing_claims (status, check_after_ms);`;
+    CREATE INDEX listing_claims_due ON listing_claims (status, check_after_ms);`;
 }

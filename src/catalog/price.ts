@@ -37,9 +37,7 @@ const codePoints = (s: string) => [...s].length;
 /**
  * The price index's key (listing_prices' `asset` column) of an asset alone or scoped to a network and/or scheme, so
  * each of those combinations with `maxAmount` is one index range (docs/CATALOG.md "List"). Each scope value is
- * written with its length, so no two (scope, asset) pairs, and no bare asset, share a key. Keep in sync with the
- * migrations that build the same strings in SQL (sqlite/price-migrations.ts, and postgres/price-index.ts
- * NETWORK_PRICE_KEYS_MIGRATION and SCHEME_PRICE_KEYS_MIGRATION).
+ * written with its length, so no two (scope, asset) pairs, and no bare asset, share a key.
  */
 export function priceIndexKey(asset: string, network?: string, scheme?: string): string {
   const scoped = (value: string) => `${codePoints(value)}:${value}`;

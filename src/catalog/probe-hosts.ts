@@ -14,11 +14,11 @@ const PRUNE_BATCH = 16;
 export function probeHostsTableSql(dialect: 'sqlite' | 'postgres'): string {
   const { text, int } = columnTypes(dialect);
   return `
-    CREATE TABLE IF NOT EXISTS probe_hosts (
+    CREATE TABLE probe_hosts (
       host ${text} PRIMARY KEY,
       next_at_ms ${int} NOT NULL
     )${dialect === 'sqlite' ? ' STRICT' : ''};
-    CREATE INDEX IF NOT EXISTS probe_hosts_by_time ON probe_hosts (next_at_ms);`;
+    CREATE INDEX probe_hosts_by_time ON probe_hosts (next_at_ms);`;
 }
 
 /**

@@ -127,8 +127,7 @@ export const URL_KEY_MILLI = URL_KEY_SCORE * 1000;
 /**
  * The rows of a revision's terms with their stems' rows added: each stem holds the highest score
  * among its terms. A map that already holds quality (quality.ts) keeps it: the highest of scores
- * each raised by the same level is the highest score raised by it, so the stem rows of a revision
- * written before stems were indexed are derived from its term rows alone (the catalog migrations).
+ * each raised by the same level is the highest score raised by it.
  */
 export function withStemRows(scores: ReadonlyMap<string, number>): Map<string, number> {
   const out = new Map(scores);

@@ -17,7 +17,7 @@ import { MAX_SEARCHED_TERMS, type TermChoice } from './term-budget.ts';
  * The URL terms of a canonical resource URL: its host labels and path segments (everything after
  * `scheme://`), lowercased and split on anything that is not an ASCII letter or digit, each at most
  * MAX_TERM_LENGTH characters, distinct. A canonical URL is ASCII (the host in its `xn--` form, the
- * path percent-encoded), so Postgres's catalog migration 39 splits it the same way in SQL.
+ * path percent-encoded).
  */
 export function urlTerms(resource: string): string[] {
   const start = resource.indexOf('://');

@@ -4,7 +4,7 @@
  * (docs/SCALING.md).
  */
 import { CatalogStore } from '../catalog/sqlite/store.ts';
-import { CATALOG_MIGRATIONS } from '../catalog/postgres/migrations.ts';
+import { CATALOG_SCHEMA } from '../catalog/postgres/migrations.ts';
 import { latestVersion, migrate, openPool, type PostgresSchema } from './postgres.ts';
 import { SUBMITTER_LEASE_MIGRATIONS } from './submitter-leases.ts';
 import { JOURNAL_MIGRATIONS } from '../journal/postgres/store.ts';
@@ -14,7 +14,7 @@ import { SqliteJournalStore } from '../journal/sqlite/store.ts';
 export const POSTGRES_COMPONENTS: ReadonlyArray<[string, PostgresSchema]> = [
   ['journal', JOURNAL_MIGRATIONS],
   ['submitter_leases', SUBMITTER_LEASE_MIGRATIONS],
-  ['catalog', CATALOG_MIGRATIONS],
+  ['catalog', CATALOG_SCHEMA],
 ];
 
 /** Brings every component to its newest version; returns what it migrated, for the operator. */

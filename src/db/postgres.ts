@@ -150,8 +150,7 @@ export interface PostgresBaseline {
 }
 export type PostgresSchema = PostgresMigrations | PostgresBaseline;
 
-const baselineOf = (schema: PostgresSchema): PostgresBaseline =>
-  'since' in schema ? schema : { version: 0, sql: '', since: schema as PostgresMigrations };
+const baselineOf = (schema: PostgresSchema): PostgresBaseline => ('since' in schema ? schema : { version: 0, sql: '', since: schema });
 /** The newest version a schema's code brings its component to. */
 export const latestVersion = (schema: PostgresSchema): number => baselineOf(schema).version + baselineOf(schema).since.length;
 

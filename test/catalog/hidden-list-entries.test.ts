@@ -5,11 +5,7 @@
  * (docs/CATALOG.md "Lifecycle"). The oracle: each filter's pages as they were before any listing failed, less the
  * hidden listings; a listing put back (a passing check, a settlement) is back in its place.
  */
-import { DatabaseSync } from 'node:sqlite';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { migrateHiddenListEntries, moveListEntries } from '../../src/catalog/sqlite/list-index.ts';
-import { MIGRATIONS } from '../../src/catalog/sqlite/migrations.ts';
 import type { Catalog, DiscoveryFilters } from '../../src/catalog/types.ts';
 import { ASSET, PAY_TO_A, PAY_TO_B, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, freshCatalogDatabase } from './fresh.ts';
@@ -123,45 +119,6 @@ describe.each(BACKENDS)('listings hidden by failures on %s', (backend) => {
       for (const [key, resources] of before)
         if (resources.includes(settled)) before.set(key, [settled, ...resources.filter((r) => r !== settled)]);
       await expectPages(t.catalog, hidden, 'after a settlement');
-    } finally {
-      t.close();
-    }
-  });
-
-  it('are moved out when a catalog hidden by an earlier version is opened', async () => {
-    const { t, expectPages, pass } = await failingCatalog(backend);
-    try {
-      await pass(t.catalog);
-      // As an earlier version left it: the hidden listings' entries at their listings' times, the schema one back.
-      const back = `SELECT id, last_updated FROM listings WHERE search_stash IS NOT NULL`;
-      if (t.databaseUrl) {
-        const client = new pg.Client({ connectionString: t.databaseUrl });
-        await client.connect();
-        try {
-          for (const row of (await client.query<{ id: string; last_updated: string }>(back)).rows) {
-            await client.query("SELECT catalog_index_listing($1, $2, '{}'::text[], '{}'::text[], 0)", [row.id, row.last_updated]);
-            await client.query('UPDATE listing_prices SET last_updated = $2 WHERE listing_id = $1', [row.id, row.last_updated]);
-          }
-          await client.query("UPDATE svc_schema_versions SET version = version - 1 WHERE component = 'catalog'");
-        } finally {
-          await client.end();
-        }
-      } else {
-        const db = new DatabaseSync(t.dbPath);
-        try {
-          for (const row of db.prepare(back).all() as Array<{ id: number; last_updated: string }>)
-            moveListEntries(db, Number(row.id), row.last_updated);
-          db.exec(`PRAGMA user_version = ${MIGRATIONS.indexOf(migrateHiddenListEntries)}`);
-        } finally {
-          db.close();
-        }
-      }
-      const reopened = t.reopen();
-      try {
-        await expectPages(reopened, new Set(HIDDEN.map(url)), 'migrated');
-      } finally {
-        await reopened.close();
-      }
     } finally {
       t.close();
     }

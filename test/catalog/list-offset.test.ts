@@ -4,8 +4,7 @@
  * ORDER BY … OFFSET gives. A real SQLite file gets 2,700 listings over two sellers and three
  * networks (timestamps with ties), then 900 refreshes that move listings to the front; every
  * filter is then paged at offsets around block edges and at random, against the listings table
- * ordered by SQL as the oracle. The block counts must add up to the totals, and a database
- * migrated from before the blocks existed must page the same.
+ * ordered by SQL as the oracle. The block counts must add up to the totals.
  */
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +13,6 @@ import { BLOCK_SIZE } from '../../src/catalog/listing.ts';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
 import type { DiscoveryFilters } from '../../src/catalog/types.ts';
 import { PAY_TO_A, PAY_TO_B, seededRandom, tempDir } from './fixtures.ts';
-import { recreateListingAccepts } from './listing-accepts.ts';
 
 const rand = seededRandom(0x1234567);
 const NETWORKS = ['stellar:testnet', 'stellar:pubnet', 'eip155:8453'];
@@ -167,47 +165,6 @@ describe('list at any offset', () => {
       checkBlockCounts(store.db);
       expect(checkPages(store)).toBeGreaterThan(150);
       checkHidden(store);
-    } finally {
-      store.close();
-    }
-  });
-
-  it('a database from before the block index gets it at open and pages the same', () => {
-    const old = new DatabaseSync(dbPath);
-    const extensionKeys = (db: DatabaseSync) =>
-      db.prepare("SELECT listing_id, value, added_seq FROM listing_keys WHERE kind = 'extensions' ORDER BY listing_id, value").all();
-    const extensionsBefore = extensionKeys(old);
-    expect(extensionsBefore.length).toBeGreaterThan(100);
-    recreateListingAccepts(old);
-    // Back to schema 2: without the blocks, the quality tables, the accepted entries' asset columns and keys, the liveness columns,
-    // the withdrawals, the price index, the lifecycle's stash; with the counts and extension keys in tables of their own.
-    old.exec(`CREATE TABLE counts (kind TEXT NOT NULL, value TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (kind, value)) STRICT, WITHOUT ROWID;
-      INSERT INTO counts SELECT kind, value, n FROM listing_counts; DROP VIEW listing_counts; ALTER TABLE counts RENAME TO listing_counts;
-      CREATE TABLE listing_extensions (listing_id INTEGER NOT NULL, key TEXT NOT NULL, added_seq INTEGER NOT NULL, PRIMARY KEY (listing_id, key)) STRICT, WITHOUT ROWID;
-      INSERT INTO listing_extensions SELECT listing_id, value, added_seq FROM listing_keys WHERE kind = 'extensions';
-      ALTER TABLE listing_keys DROP COLUMN added_seq;
-      DROP INDEX listings_indexed_by_age; DROP INDEX listings_indexed_failing; DROP INDEX listings_stashed_by_age;
-      ALTER TABLE listings DROP COLUMN search_stash;
-      DROP TABLE listing_prices; DROP TABLE price_counts; DROP TABLE listing_key_blocks; ALTER TABLE listings DROP COLUMN quality_days; DROP TABLE listing_payments;
-      DROP INDEX listing_accepts_by_asset; ALTER TABLE listing_accepts DROP COLUMN asset; ALTER TABLE listing_accepts DROP COLUMN amount;
-      DROP INDEX listings_liveness_due; DROP INDEX listings_liveness_failing; ALTER TABLE listings DROP COLUMN liveness_status;
-      ALTER TABLE listings DROP COLUMN liveness_checked_at; ALTER TABLE listings DROP COLUMN liveness_failing_since;
-      ALTER TABLE listings DROP COLUMN liveness_basis_ms; DROP TABLE listing_withdrawals; DROP INDEX search_revisions_by_listing;
-      DELETE FROM listing_keys WHERE kind LIKE '%asset'; DELETE FROM listing_counts WHERE kind LIKE '%asset'; PRAGMA user_version = 2`);
-    old.close();
-    const store = new CatalogStore(dbPath);
-    try {
-      // The term rows every migration since 2 kept (test/catalog/retired-structures.test.ts checks their form).
-      expect((store.db.prepare('SELECT count(*) AS n FROM search_terms').get() as { n: number }).n).toBeGreaterThan(1000);
-      checkBlockCounts(store.db);
-      // The extension keys keep the sequence that added each (a search cursor reads them as of its snapshot).
-      expect(extensionKeys(store.db)).toEqual(extensionsBefore);
-      checkPages(store);
-      // Writes after the migration keep the counts.
-      const later = new Date('2027-01-01T00:00:00Z');
-      for (let n = 0; n < 60; n++) store.writeListing(draft(n * 7, owners.get(n * 7)!.owner, owners.get(n * 7)!.network), later);
-      checkBlockCounts(store.db);
-      checkPages(store);
     } finally {
       store.close();
     }

@@ -7,14 +7,11 @@
  * listing to a lower class (and dearer ones that move nothing), withdrawals, and many settles at
  * once from two instances (two stores with their own pools on one database: no count lost); the
  * totals of `asset` + `maxAmount` pages at and around each boundary, with and without `type`, and
- * with entries hidden by age, are then what the written amounts say. A database from before the
- * migration gets the counts built from its index.
+ * with entries hidden by age, are then what the written amounts say.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
-import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
-import { PRICE_LEVELS_MIGRATION } from '../../src/catalog/postgres/price-index.ts';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
 import { priceIndexKey } from '../../src/catalog/price.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
@@ -201,27 +198,4 @@ describe('price class counts on Postgres', () => {
     }
     await sameTotals();
   }, 120_000);
-
-  it('a database from before the counts per level gets them built from its index', async () => {
-    const before = await classCounts(pool);
-    expect(before.kept.length).toBeGreaterThan(10);
-    // Back to the version before the counts per level.
-    await pool.query('DROP TABLE price_counts');
-    await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
-      CATALOG_MIGRATIONS.indexOf(PRICE_LEVELS_MIGRATION),
-    ]);
-    const reopened = await PostgresCatalogStore.open(url);
-    try {
-      expect(await classCounts(pool)).toEqual(before);
-      const [one_, two_] = [one, two];
-      [one, two] = [reopened, reopened];
-      try {
-        await sameTotals();
-      } finally {
-        [one, two] = [one_, two_];
-      }
-    } finally {
-      await reopened.end();
-    }
-  }, 60_000);
 });

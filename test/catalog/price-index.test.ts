@@ -5,25 +5,19 @@
  * which never reads the price index): the same items in the same order and the same exact total,
  * at every bound, type, scheme, network and page, as HTTP and MCP listings are refreshed with
  * cheaper and dearer terms under two schemes on two networks, age out (LISTING_TTL_DAYS), fail
- * their liveness checks past the grace period and are withdrawn; and a catalog from before the
- * index kept the type gets it (and the network's and scheme's keys) at open and answers the same.
+ * their liveness checks past the grace period and are withdrawn.
  * Every plan a price page may be read by (by time, by price, by classes: src/catalog/price.ts pricePage)
  * is also forced on the store itself, at offsets past several price classes, with the same page
  * and total: the counts choose a plan by cost alone, so each must be right wherever it is chosen.
  */
 import { DatabaseSync } from 'node:sqlite';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { Catalog } from '../../src/catalog/index.ts';
-import { PRICE_INDEX_MIGRATION, TYPED_PRICE_INDEX_MIGRATION } from '../../src/catalog/postgres/price-index.ts';
-import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
-import { migrateToPriceIndex } from '../../src/catalog/sqlite/price-migrations.ts';
 import type { DiscoveryFilters, ListPage } from '../../src/catalog/types.ts';
 import { classPageSql, priceCounts, priceIndex } from '../../src/catalog/sqlite/price-index.ts';
 import { SQLITE_CLASS_COSTS, classPlan, priceIndexKey, priceKey, type ClassRanges, type PricePagePlan } from '../../src/catalog/price.ts';
 import { ASSET, PAY_TO_A, PAY_TO_B, seededRandom, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, freshCatalogDatabase } from './fresh.ts';
-import { recreateListingAccepts, recreatePostgresListingAccepts } from './listing-accepts.ts';
 import { DEEP, caseRandom, sample } from '../helpers/cases.ts';
 import {
   GRACE,
@@ -332,43 +326,6 @@ describe.each(BACKENDS)('on %s', (backend) => {
         expect(new Set(walked).size).toBe(walked.length);
       }
     } finally {
-      t.close();
-    }
-  }, 120_000);
-
-  it('a catalog from before the price index kept the type gets it at open and lists the same', async () => {
-    const databaseUrl = backend === 'Postgres' ? await freshCatalogDatabase() : undefined;
-    const t = tempCatalog(undefined, { databaseUrl });
-    let reopened: Catalog | undefined;
-    try {
-      const { add, same } = pricedCatalog(t, 0xbeef);
-      await add(50);
-      const expected = await same(t.catalog, undefined, 0);
-      expect(expected.mcp).toBeGreaterThan(0);
-      await t.catalog.close();
-      // Back to the untyped index as the price index's first migration built it, to schema 8 (on
-      // SQLite).
-      if (databaseUrl === undefined) {
-        const db = new DatabaseSync(t.dbPath);
-        recreateListingAccepts(db);
-        db.exec('DROP TABLE listing_prices; DROP TABLE price_counts');
-        migrateToPriceIndex(db);
-        db.exec('PRAGMA user_version = 8');
-        db.close();
-      } else {
-        const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
-        await recreatePostgresListingAccepts(pool);
-        await pool.query(`DROP TABLE listing_prices; DROP TABLE price_counts; ${PRICE_INDEX_MIGRATION}`);
-        // Back to the version before the typed index (its migration and every later one run again).
-        await pool.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
-          CATALOG_MIGRATIONS.indexOf(TYPED_PRICE_INDEX_MIGRATION),
-        ]);
-        await pool.end();
-      }
-      reopened = t.reopen();
-      expect(await same(reopened, undefined, 0)).toEqual(expected);
-    } finally {
-      await reopened?.close();
       t.close();
     }
   }, 120_000);

@@ -4,16 +4,9 @@
  * settle time; a payment counted once however often its hook runs; the window sliding by days;
  * several instances on one Postgres database counting one listing's payments exactly.
  */
-import { DatabaseSync } from 'node:sqlite';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { openCatalog } from '../../src/catalog/index.ts';
-import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
-import { PAYMENT_PAYERS_MIGRATION } from '../../src/catalog/postgres/quality.ts';
-import { MIGRATIONS } from '../../src/catalog/sqlite/migrations.ts';
-import { migrateToPaymentPayers } from '../../src/catalog/sqlite/quality.ts';
 import type { SettledPayment } from '../../src/catalog/types.ts';
-import { BUSY_MACHINE_BOUNDS, PAY_TO_A, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
+import { PAY_TO_A, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, freshCatalogPerTest } from './fresh.ts';
 
 const DAY = 86_400_000;
@@ -101,62 +94,6 @@ describe.each(BACKENDS)('on %s', (backend) => {
     expect((await qualityByResource(t))[A]).toMatchObject({ l30DaysTotalCalls: 0, l30DaysUniquePayers: 0 });
     await t.catalog.recordSettlement(paid(A, 'P1'));
     expect((await qualityByResource(t))[A]).toMatchObject({ l30DaysTotalCalls: 1, l30DaysUniquePayers: 1 });
-  });
-
-  it('a catalog from before the payments named their payers and the listings held their days keeps its figures when it migrates', async () => {
-    const t = fresh();
-    await t.catalog.recordSettlement(paid(A, 'P1', { id: 'kept' }));
-    await t.catalog.recordSettlement(paid(A, 'P2'));
-    t.tick(DAY);
-    await t.catalog.recordSettlement(paid(A, 'P1'));
-    await t.catalog.recordSettlement(paid(B, 'P1'));
-    const expected = await qualityByResource(t);
-    await t.catalog.close();
-    // Back to the tables before: each listing's days in `listing_calls`, each payer's last day in `listing_payers`, the
-    // payments' ids alone.
-    const days =
-      t.databaseUrl === undefined
-        ? 'SELECT l.id, d.value ->> 0, d.value ->> 1, d.value ->> 2 FROM listings l, json_each(l.quality_days) d'
-        : 'SELECT l.id, (d ->> 0)::int, (d ->> 1)::bigint, (d ->> 2)::bigint FROM listings l, jsonb_array_elements(l.quality_days) d';
-    const before = `CREATE TABLE listing_calls (listing_id BIGINT NOT NULL, day INTEGER NOT NULL, calls BIGINT NOT NULL, payers BIGINT NOT NULL, PRIMARY KEY (listing_id, day));
-      INSERT INTO listing_calls ${days}; ALTER TABLE listings DROP COLUMN quality_days;
-      CREATE TABLE listing_payers (listing_id BIGINT NOT NULL, payer TEXT NOT NULL, last_day INTEGER NOT NULL, PRIMARY KEY (listing_id, payer));
-      INSERT INTO listing_payers SELECT listing_id, payer, max(day) FROM listing_payments WHERE payer IS NOT NULL GROUP BY listing_id, payer;
-      CREATE TABLE old_payments (payment_id TEXT NOT NULL, day INTEGER NOT NULL, CONSTRAINT listing_payments_pkey PRIMARY KEY (payment_id));
-      INSERT INTO old_payments SELECT payment_id, day FROM listing_payments WHERE payment_id IS NOT NULL;
-      DROP TABLE listing_payments; ALTER TABLE old_payments RENAME TO listing_payments;
-      CREATE INDEX listing_payments_by_day ON listing_payments (day);`;
-    if (t.databaseUrl === undefined) {
-      const db = new DatabaseSync(t.dbPath);
-      db.exec(`${before} PRAGMA user_version = ${MIGRATIONS.indexOf(migrateToPaymentPayers)}`);
-      db.close();
-    } else {
-      const client = new pg.Client({ connectionString: t.databaseUrl });
-      await client.connect();
-      await client.query(before);
-      await client.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
-        CATALOG_MIGRATIONS.indexOf(PAYMENT_PAYERS_MIGRATION),
-      ]);
-      await client.end();
-    }
-    const reopened = openCatalog({
-      dbPath: t.dbPath,
-      databaseUrl: t.databaseUrl,
-      logger: recordingLogger(),
-      clock: t.clock,
-      ...BUSY_MACHINE_BOUNDS,
-    });
-    try {
-      const figures = async () =>
-        Object.fromEntries((await reopened.list({}, { limit: 100, offset: 0 })).items.map((i) => [i.resource, i.quality]));
-      expect(await figures()).toEqual(expected);
-      await reopened.recordSettlement(paid(A, 'P1', { id: 'kept' })); // counted before the migration: not again
-      t.tick(DAY);
-      await reopened.recordSettlement(paid(A, 'P2')); // a known payer on a later day: moved, not added
-      expect((await figures())[A]).toMatchObject({ l30DaysTotalCalls: 4, l30DaysUniquePayers: 2 });
-    } finally {
-      await reopened.close();
-    }
   });
 
   if (backend === 'Postgres')

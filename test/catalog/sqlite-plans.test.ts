@@ -7,21 +7,17 @@
  * listing the budget read: the only sort must be the ranked groups' own, under the filters, never one above them.
  *
  * A list page filtered by `resource` or `toolName` reads the listings' own columns (src/catalog/list-engine.ts
- * `columns`), with the age cut every list page has. An index of listings by type and time (the first schema's) drew a
- * `resource` + `type` page to read every listing of the type since the cut, where the identity's unique index names
- * the one listing: catalog migration 35 drops it with the first schema's indexes by time and by owner, which no read
- * used. Each such read must be a SEARCH by the identity's index or the tool name's.
+ * `columns`), with the age cut every list page has. An index of listings by type and time would draw a `resource` +
+ * `type` page to read every listing of the type since the cut, where the identity's unique index names the one
+ * listing (the schema holds none). Each such read must be a SEARCH by the identity's index or the tool name's.
  */
-import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
-import { MIGRATIONS } from '../../src/catalog/sqlite/migrations.ts';
 import { DISCOVERY_X402_VERSION } from '../../src/catalog/index.ts';
 import type { DiscoveryFilters } from '../../src/catalog/types.ts';
 import { ASSET, PAY_TO_A, PAY_TO_B, settlement, tempCatalog } from './fixtures.ts';
 
 const RESOURCE = 'https://s0.example.com/api';
-const FIRST_SCHEMA_INDEXES = ['listings_by_recency', 'listings_by_owner', 'listings_by_type'];
 
 let t: ReturnType<typeof tempCatalog>;
 let store: CatalogStore;
@@ -108,30 +104,4 @@ describe('a list page by resource or tool name on SQLite', () => {
       }
     },
   );
-
-  it('has the first schema indexes dropped, also from a catalog that had them', () => {
-    const indexes = (db: DatabaseSync) =>
-      (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'listings'").all() as Array<{ name: string }>).map(
-        (r) => r.name,
-      );
-    const db = new DatabaseSync(t.dbPath);
-    try {
-      for (const name of FIRST_SCHEMA_INDEXES) expect(indexes(db)).not.toContain(name);
-      db.exec(`
-        CREATE INDEX listings_by_recency ON listings (last_updated DESC, id DESC);
-        CREATE INDEX listings_by_owner ON listings (owner, last_updated DESC, id DESC);
-        CREATE INDEX listings_by_type ON listings (type, last_updated DESC, id DESC);
-        PRAGMA user_version = ${MIGRATIONS.length - 1};`);
-      expect(indexes(db)).toEqual(expect.arrayContaining(FIRST_SCHEMA_INDEXES));
-    } finally {
-      db.close();
-    }
-    new CatalogStore(t.dbPath).close();
-    const reopened = new DatabaseSync(t.dbPath, { readOnly: true });
-    try {
-      for (const name of FIRST_SCHEMA_INDEXES) expect(indexes(reopened)).not.toContain(name);
-    } finally {
-      reopened.close();
-    }
-  });
 });

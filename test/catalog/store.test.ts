@@ -6,7 +6,8 @@ import { statSync } from 'node:fs';
 import { DatabaseSync } from 'node:sqlite';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openCatalog } from '../../src/catalog/index.ts';
-import { CatalogStore, readerPageCacheMiB, SCHEMA_VERSION } from '../../src/catalog/sqlite/store.ts';
+import { CatalogStore, readerPageCacheMiB } from '../../src/catalog/sqlite/store.ts';
+import { BASELINE_VERSION, SCHEMA_VERSION } from '../../src/catalog/sqlite/migrations.ts';
 import { BUSY_MACHINE_BOUNDS, PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempCatalog } from './fixtures.ts';
 import { BACKENDS, catalogPerDescribe, freshCatalogPerTest } from './fresh.ts';
 
@@ -253,5 +254,19 @@ describe('store (SQLite)', () => {
     raw.exec(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`);
     raw.close();
     expect(() => openCatalog({ dbPath: t.dbPath, logger: recordingLogger() })).toThrow(/newer/);
+  });
+
+  it('refuses a database older than its baseline version, and leaves it as it was', async () => {
+    const t = fresh();
+    await t.catalog.close();
+    const raw = new DatabaseSync(t.dbPath);
+    raw.exec(`PRAGMA user_version = ${BASELINE_VERSION - 1}`);
+    raw.close();
+    expect(() => openCatalog({ dbPath: t.dbPath, logger: recordingLogger() })).toThrow(
+      `catalog schema ${BASELINE_VERSION - 1} is older than this code's first (${BASELINE_VERSION})`,
+    );
+    const kept = new DatabaseSync(t.dbPath, { readOnly: true });
+    expect(kept.prepare('PRAGMA user_version').get()).toEqual({ user_version: BASELINE_VERSION - 1 });
+    kept.close();
   });
 });

@@ -1,13 +1,11 @@
 /**
- * Postgres' table of resource URL suffixes (src/catalog/postgres/url-suffixes.ts, catalog migration 34): kept with
- * the listings (written with a new one, deleted with a removed one, emptied by TRUNCATE), rebuilt by its migration and
- * vacuumed after it, and the index range a `url` is looked up in.
+ * Postgres' table of resource URL suffixes (src/catalog/postgres/url-suffixes.ts): kept with the listings (written with
+ * a new one, deleted with a removed one, emptied by TRUNCATE), and the index range a `url` is looked up in.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
-import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
-import { SUFFIX_LENGTH, URL_SUFFIXES_MIGRATION, suffixRange } from '../../src/catalog/postgres/url-suffixes.ts';
+import { SUFFIX_LENGTH, suffixRange } from '../../src/catalog/postgres/url-suffixes.ts';
 import { asciiLower } from '../../src/catalog/url-filter.ts';
 import type { ListingDraft } from '../../src/catalog/ingest/settlement.ts';
 import { freshCatalogDatabase } from '../helpers/postgres.ts';
@@ -44,14 +42,14 @@ afterAll(async () => {
   await store?.end();
 });
 
-describe("Postgres' URL suffixes (catalog migration 34)", () => {
+describe("Postgres' URL suffixes", () => {
   const held = async () =>
     (await client.query<{ pair: string }>("SELECT suffix || ' ' || listing_id AS pair FROM listing_url_suffixes")).rows
       .map((r) => r.pair)
       .sort();
   const listings = async () => (await client.query<{ id: string; resource: string }>('SELECT id::text, resource FROM listings')).rows;
 
-  it('are written with each listing, deleted with it, rebuilt by the migration and emptied with the listings', async () => {
+  it('are written with each listing, deleted with it and emptied with the listings', async () => {
     const at = new Date('2026-02-01T00:00:00Z');
     const urls = ['https://API.Weather.example.com/v1/forecast?city=Lyon', 'https://tools.example/lolololo', 'https://Ünï.example/é/€'];
     for (const url of urls) await store.writeListing(draft(url), at);
@@ -62,18 +60,6 @@ describe("Postgres' URL suffixes (catalog migration 34)", () => {
     // A listing removed (as a withdrawal removes it): its suffixes go, the other listing of its URL keeps its own.
     await client.query('DELETE FROM listings WHERE resource = $1 AND tool_name = $2', [urls[0], 'tool']);
     expect(await held()).toEqual(expectedSuffixes(await listings()));
-    // The migration run again rebuilds the table from the listings.
-    await client.query('DELETE FROM listing_url_suffixes WHERE listing_id = (SELECT min(id) FROM listings)');
-    await client.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
-      CATALOG_MIGRATIONS.indexOf(URL_SUFFIXES_MIGRATION),
-    ]);
-    await (await PostgresCatalogStore.open(databaseUrl)).end();
-    expect(await held()).toEqual(expectedSuffixes(await listings()));
-    // And the store vacuumed it, so its index is read alone (url-suffixes.ts markSuffixesVisible).
-    const marked = await client.query<{ visible: number }>(
-      "SELECT relallvisible AS visible FROM pg_class WHERE relname = 'listing_url_suffixes'",
-    );
-    expect(marked.rows[0]!.visible).toBeGreaterThan(0);
     // Found by their range, any letter case in the filter.
     const page = await store.list({ url: 'EXAMPLE.COM/V1/FORECAST?CITY=LYON' }, { limit: 10, offset: 0 }, at);
     expect(page.items.map((item) => item.resource)).toEqual([urls[0]]);

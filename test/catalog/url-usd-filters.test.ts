@@ -5,21 +5,15 @@
  * ignoring case, its wildcards and quotes taken literally; `maxUsdPrice` matches an accepted entry
  * in a USD-pegged asset at most that many dollars, and never a listing in another asset; bad values
  * are 400. When the text finds nothing, the query's terms are looked up among the URLs' host labels
- * and path segments. A catalog written before the URL index gets it when it migrates.
+ * and path segments.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import pg from 'pg';
 import { STELLAR_NETWORKS } from '../../src/chains/stellar/networks.ts';
 import { DEFAULT_USD_ASSETS, parseUsdAssets, usdMaxAmounts } from '../../src/filters.ts';
-import { CatalogStore } from '../../src/catalog/sqlite/store.ts';
-import { MIGRATIONS } from '../../src/catalog/sqlite/migrations.ts';
-import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
-import { PostgresCatalogStore } from '../../src/catalog/postgres/store.ts';
-import { urlKeysSql } from '../../src/catalog/terms.ts';
 import { api } from '../helpers/contract.ts';
 import { BACKENDS, freshCatalogDatabase } from '../helpers/postgres.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -212,49 +206,4 @@ describe.each(BACKENDS)('%s', (backend) => {
     },
     90_000,
   );
-
-  it('a catalog written before the URL indexes gets them when it migrates', async () => {
-    if (backend === 'SQLite') {
-      const old = new CatalogStore(t.dbPath);
-      const before = MIGRATIONS.findIndex((migration) => migration.toString().includes('listing_urls USING fts5'));
-      expect(before).toBeGreaterThan(0);
-      old.db.exec(`DROP TABLE listing_urls; DELETE FROM search_terms WHERE ${urlKeysSql('term')}; PRAGMA user_version = ${before}`);
-      old.close();
-      const migrated = new CatalogStore(t.dbPath);
-      try {
-        const { items } = migrated.list({ url: 'MAPS.example' }, { limit: 10, offset: 0 }, new Date());
-        expect(items.map((i) => i.resource)).toEqual([MAPS]);
-        const found = migrated.search('geo weather org', {}, { limit: 10 }, new Date(), 2);
-        expect(found.resources.map((i) => i.resource)).toEqual([CHEAP, WEATHER, MAPS]);
-      } finally {
-        migrated.close();
-      }
-    } else {
-      const client = new pg.Client({ connectionString: t.databaseUrl! });
-      await client.connect();
-      try {
-        await client.query(`DROP TABLE listing_url_suffixes; DELETE FROM search_terms WHERE ${urlKeysSql('term')}`);
-        await client.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
-          CATALOG_MIGRATIONS.findIndex((migration) => migration.includes('CREATE TABLE listing_url_suffixes')),
-        ]);
-        const migrated = await PostgresCatalogStore.open(t.databaseUrl!);
-        try {
-          const { items } = await migrated.list({ url: 'MAPS.example' }, { limit: 10, offset: 0 }, new Date());
-          expect(items.map((i) => i.resource)).toEqual([MAPS]);
-          const found = await migrated.search('geo weather org', {}, { limit: 10 }, new Date(), 2);
-          expect(found.resources.map((i) => i.resource)).toEqual([CHEAP, WEATHER, MAPS]);
-        } finally {
-          await migrated.end();
-        }
-        // The suffixes' index serves the filter's range (three rows are read faster by a scan, so scans are ruled out to see it).
-        await client.query('SET enable_seqscan = off');
-        const plan = await client.query(
-          "EXPLAIN SELECT listing_id FROM listing_url_suffixes WHERE suffix >= 'maps.example' AND suffix < 'maps.examplf'",
-        );
-        expect(JSON.stringify(plan.rows)).toContain('listing_url_suffixes_pkey');
-      } finally {
-        await client.end();
-      }
-    }
-  });
 });

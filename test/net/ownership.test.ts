@@ -3,29 +3,20 @@
  * resource's own server answered, with reasons naming it; and the claims on SQLite and Postgres —
  * a settlement of a new owner answers `processing` and lists nothing until its check passes, a
  * failed check is remembered (`rejected` with its code, visible to validate) until its retry time,
- * a passed check by a new payTo takes the listing over, and a catalog from before claims keeps its
- * listings and owners. The probes themselves (address guard, bounds) are live-402's, tested with
+ * and a passed check by a new payTo takes the listing over. The probes themselves (address guard, bounds) are live-402's, tested with
  * validate and liveness; here the verdicts are given to the catalog as a checker gives them.
  */
-import { DatabaseSync } from 'node:sqlite';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { openCatalog } from '../../src/catalog/index.ts';
 import {
   MAX_PENDING_CLAIMS_PER_PAYTO,
   PENDING_RETRY_BASE_MS,
   REJECTED_RETRY_BASE_MS,
   type OwnershipClaim,
 } from '../../src/catalog/ownership.ts';
-import { MIGRATIONS } from '../../src/catalog/sqlite/migrations.ts';
-import { migrateToClaims } from '../../src/catalog/sqlite/claims.ts';
-import { CATALOG_MIGRATIONS } from '../../src/catalog/postgres/migrations.ts';
-import { CLAIMS_MIGRATION } from '../../src/catalog/postgres/claims.ts';
 import type { LiveProbe } from '../../src/net/live-402.ts';
 import { ownershipVerdict } from '../../src/net/ownership.ts';
-import { BUSY_MACHINE_BOUNDS, PAY_TO_A, PAY_TO_B, recordingLogger, settlement, tempCatalog } from '../catalog/fixtures.ts';
+import { PAY_TO_A, PAY_TO_B, settlement, tempCatalog } from '../catalog/fixtures.ts';
 import { BACKENDS, freshCatalogDatabase } from '../catalog/fresh.ts';
-import { recreatePostgresListingAccepts } from '../catalog/listing-accepts.ts';
 
 const PAY_TO_C = 'GCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC';
 const claim: OwnershipClaim = {
@@ -222,54 +213,6 @@ describe.each(BACKENDS)('claims on %s', (backend) => {
       expect(await t.catalog.liveness!.claimDue(t.clock().getTime(), 0, 10)).toMatchObject([{ resource: url }]); // due at once
     } finally {
       t.close();
-    }
-  });
-
-  it('a catalog from before claims keeps its listings and owners; a new payTo then claims', async () => {
-    const before = await open();
-    const { databaseUrl, dbPath } = before;
-    try {
-      await before.catalog.close();
-      // The catalog as it was before the claims migration (later ones run again after it), with a
-      // listing of the first-settlement rule.
-      const legacy = openCatalog({ dbPath, databaseUrl, logger: recordingLogger(), clock: before.clock, ...BUSY_MACHINE_BOUNDS });
-      expect(await legacy.recordSettlement(settlement({ url: URL_, payTo: PAY_TO_A, description: 'weather' }))).toEqual({
-        status: 'success',
-      });
-      await legacy.close();
-      if (backend === 'SQLite') {
-        const raw = new DatabaseSync(dbPath);
-        raw.exec(`DROP TABLE listing_claims; PRAGMA user_version = ${MIGRATIONS.indexOf(migrateToClaims)}`);
-        raw.close();
-      } else {
-        const client = new pg.Client({ connectionString: databaseUrl });
-        await client.connect();
-        await client.query('DROP TABLE listing_claims');
-        await recreatePostgresListingAccepts(client);
-        await client.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [
-          CATALOG_MIGRATIONS.indexOf(CLAIMS_MIGRATION),
-        ]);
-        await client.end();
-      }
-      const t = openCatalog({
-        dbPath,
-        databaseUrl,
-        logger: recordingLogger(),
-        clock: before.clock,
-        ownership: 'origin',
-        ...BUSY_MACHINE_BOUNDS,
-      });
-      try {
-        expect((await t.list({}, { limit: 10, offset: 0 })).items.map((i) => [i.resource, i.accepts[0]!.payTo])).toEqual([
-          [URL_, PAY_TO_A],
-        ]);
-        expect(await t.recordSettlement(settlement({ url: URL_, payTo: PAY_TO_A }))).toEqual({ status: 'success' });
-        expect(await t.recordSettlement(settlement({ url: URL_, payTo: PAY_TO_B }))).toEqual({ status: 'processing' });
-      } finally {
-        await t.close();
-      }
-    } finally {
-      before.close();
     }
   });
 

@@ -1,8 +1,8 @@
 /**
  * `npm run migrate` (docs/SCALING.md), run as an operator runs it: on a real Postgres database
  * it creates every component's tables at their newest version, twice is a no-op; on SQLite it
- * migrates DB_PATH; a bad DATABASE_URL exits 78 and an unreachable one exits 1, neither printing
- * the URL's password.
+ * migrates DB_PATH; a catalog older than the schema's baseline is refused (exit 1, left as it was); a bad
+ * DATABASE_URL exits 78 and an unreachable one exits 1, neither printing the URL's password.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -13,6 +13,9 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { POSTGRES_COMPONENTS } from '../../src/db/migrate.ts';
 import { latestVersion } from '../../src/db/postgres.ts';
+import { LAST_FULL_HISTORY } from '../../src/db/schema-versions.ts';
+import { BASELINE_VERSION } from '../../src/catalog/sqlite/migrations.ts';
+import { CATALOG_SCHEMA } from '../../src/catalog/postgres/migrations.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -69,6 +72,41 @@ describe('npm run migrate', () => {
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>).map((r) => r.name);
     db.close();
     expect(tables).toEqual(expect.arrayContaining(['listings', 'journal_settlements']));
+  });
+
+  it('refuses a catalog older than the baseline, SQLite or Postgres, exits 1 and leaves it as it was', async () => {
+    const older = (version: number, baseline: number) =>
+      `svc: migration failed: catalog schema ${version} is older than this code's first (${baseline}): migrate it with svc ${LAST_FULL_HISTORY} first`;
+    const dbPath = join(mkdtempSync(join(tmpdir(), 'svc-migrate-')), 'svc.sqlite');
+    const file = new DatabaseSync(dbPath);
+    file.exec(
+      `CREATE TABLE catalog_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT; PRAGMA user_version = ${BASELINE_VERSION - 1}`,
+    );
+    file.close();
+    const sqlite = migrate({ DB_PATH: dbPath });
+    expect(sqlite.status).toBe(1);
+    expect(sqlite.stderr).toContain(older(BASELINE_VERSION - 1, BASELINE_VERSION));
+    const kept = new DatabaseSync(dbPath, { readOnly: true });
+    try {
+      expect(kept.prepare('PRAGMA user_version').get()).toEqual({ user_version: BASELINE_VERSION - 1 });
+      expect(kept.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all()).toEqual([{ name: 'catalog_meta' }]);
+    } finally {
+      kept.close();
+    }
+    const url = await freshDatabase();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const baseline = CATALOG_SCHEMA.version;
+      await client.query('CREATE TABLE svc_schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)');
+      await client.query("INSERT INTO svc_schema_versions VALUES ('catalog', $1)", [baseline - 1]);
+      const postgres = migrate({ DATABASE_URL: url });
+      expect(postgres.status).toBe(1);
+      expect(postgres.stderr).toContain(older(baseline - 1, baseline));
+      expect((await client.query("SELECT to_regclass('listings') AS t")).rows).toEqual([{ t: null }]);
+    } finally {
+      await client.end();
+    }
   });
 
   it('a bad DATABASE_URL exits 78, an unreachable server exits 1; the password is never printed', () => {

@@ -10,7 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import { DatabaseSync } from 'node:sqlite';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { CATALOG_MIGRATIONS } from '../../../src/catalog/postgres/migrations.ts';
+import { CATALOG_SCHEMA } from '../../../src/catalog/postgres/migrations.ts';
 import { scoreUnits } from '../../../src/catalog/postgres/revisions.ts';
 import { migrate } from '../../../src/db/postgres.ts';
 
@@ -91,7 +91,7 @@ async function copyTable(client: pg.PoolClient, sqlite: DatabaseSync, table: str
 export async function copyCatalog(pool: pg.Pool, sqlitePath: string): Promise<void> {
   const sqlite = new DatabaseSync(sqlitePath, { readOnly: true });
   try {
-    await migrate(pool, 'catalog', CATALOG_MIGRATIONS);
+    await migrate(pool, 'catalog', CATALOG_SCHEMA);
     const client = await pool.connect();
     try {
       for (const [table, columns] of await sharedTables(client, sqlite)) {

@@ -1,21 +1,18 @@
 /**
- * Ownership claims on PostgreSQL (../claims.ts runs them, ../ownership.ts explains them): the
- * migration, and how the store runs the claims engines. A settlement's claim and a claim's
- * resolution run under the identity's advisory lock (the one every write of the listing takes,
- * store.ts), so they are serialized with settlements and withdrawals of that listing on every
- * instance; a checker's take runs statement by statement, each lease a compare-and-set, so of
- * several instances one takes a claim.
+ * Ownership claims on PostgreSQL (../claims.ts runs them, ../ownership.ts explains them): how
+ * the store runs the claims engines. A settlement's claim and a claim's resolution run under the
+ * identity's advisory lock (the one every write of the listing takes, store.ts), so they are
+ * serialized with settlements and withdrawals of that listing on every instance; a checker's take
+ * runs statement by statement, each lease a compare-and-set, so of several instances one takes a
+ * claim.
  */
 import type { ListingDraft } from '../ingest/settlement.ts';
 import { claimsPort as enginePort } from '../claims.ts';
-import { claimsTableSql } from '../ownership.ts';
 import type { PaymentFacts } from '../quality.ts';
 import { runAsync } from '../statements.ts';
 import type { Identity, OwnershipStorePort, WriteOutcome } from '../types.ts';
 import { postgresSql, type Db } from './queries.ts';
 import { removeListing } from './withdraw.ts';
-
-export const CLAIMS_MIGRATION = claimsTableSql('postgres');
 
 /** What the claims port needs of the store: its identity lock and its write under that lock (store.ts). */
 export interface LockedWrites {
@@ -23,7 +20,7 @@ export interface LockedWrites {
   writeLocked(db: Db, draft: ListingDraft, now: Date, payment: PaymentFacts): Promise<WriteOutcome>;
 }
 
-/** The store's OwnershipStorePort over `pool`, each call after `ready` (the catalog's migrations). */
+/** The store's OwnershipStorePort over `pool`, each call after `ready` (the catalog's schema). */
 export function claimsPort(pool: Db, ready: () => Promise<unknown>, store: LockedWrites): OwnershipStorePort {
   return enginePort(async (how, engine) => {
     await ready();

@@ -57,7 +57,7 @@ async function underLock(
  */
 const restore = async (db: Db, id: string | number): Promise<boolean> => restoreStashed(db, Number(id), await nextSeq(db));
 
-/** The store's lifecycle port (../lifecycle.ts), each batch after `ready` (the catalog's migrations). */
+/** The store's lifecycle port (../lifecycle.ts), each batch after `ready` (the catalog's schema). */
 export const lifecyclePort = (pool: pg.Pool, ready: () => Promise<unknown>): LifecycleStorePort => ({
   maintain: async (cuts, now, limit) => (await ready(), maintain(pool, cuts, now, limit)),
 });

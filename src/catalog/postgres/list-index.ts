@@ -1,8 +1,7 @@
 /**
  * The Postgres store's statements for the list engine (../list-engine.ts ListIndex; sqlite/selective-list.ts answers
  * the same on SQLite): the counts (one round trip with a priced page's counts and its guessed page), a page walked over
- * a list key's entries, and the pages of the filters that select few listings (`resource`, `toolName`, `url`); and the
- * list index's migrations.
+ * a list key's entries, and the pages of the filters that select few listings (`resource`, `toolName`, `url`).
  */
 import {
   acceptedEntryExists,
@@ -19,14 +18,13 @@ import {
   type RawListingRow,
 } from './queries.ts';
 import { listingColumns } from './quality.ts';
-import { ASSET_COMBINATION_KINDS as KINDS, filterKeys, needsAcceptsCondition, toDiscoveryResource, type ListingRow } from '../listing.ts';
+import { filterKeys, needsAcceptsCondition, toDiscoveryResource, type ListingRow } from '../listing.ts';
 import { priceFilter } from '../price.ts';
 import { urlPageIds, type UrlScale } from '../url-filter.ts';
 import { SUFFIX_ROWS_PER_MATCH, WALK_ROWS_SPELLED, suffixPageSql } from './url-suffixes.ts';
 import type { DiscoveryResource, ListPageRead } from '../types.ts';
-import { bulkBlocksSql, hiddenByAgeSql, type KeyedRead, type ListIndex } from '../list-engine.ts';
+import { hiddenByAgeSql, type KeyedRead, type ListIndex } from '../list-engine.ts';
 import { runAsync as runStatements } from '../statements.ts';
-import { HIDDEN_LIST_TIME } from '../lifecycle.ts';
 import { priceCountsSql, type PriceCounts } from './price-counts.ts';
 import type { PricedPageGuesses } from './price-guess.ts';
 import { listPriced } from './price-index.ts';
@@ -129,16 +127,6 @@ export function postgresListIndex(db: Db, now: Date, urlScale: UrlScale, guesses
   };
 }
 
-/** Migration: the list entries of the listings a lifecycle pass had already hidden move out of every list read's range. */
-export const HIDDEN_LIST_ENTRIES_MIGRATION = `
-  DO $$ DECLARE r RECORD; BEGIN
-    FOR r IN SELECT id FROM listings WHERE search_stash IS NOT NULL LOOP
-      PERFORM catalog_index_listing(r.id, '${HIDDEN_LIST_TIME}', '{}'::text[], '{}'::text[], 0);
-    END LOOP;
-  END $$;
-  UPDATE listing_prices SET last_updated = '${HIDDEN_LIST_TIME}'
-    WHERE listing_id IN (SELECT id FROM listings WHERE search_stash IS NOT NULL) AND last_updated <> '${HIDDEN_LIST_TIME}';`;
-
 /**
  * Moves every list entry of listing `id` (its keys, with their blocks, and its price rows) to `lastUpdated`, inside the
  * caller's transaction: out of every list read's range when a lifecycle pass hides it (../lifecycle.ts
@@ -205,116 +193,3 @@ async function listByUrl(
 
 /** A row of a `url` page's statement (listByUrl): one of the page's listings, or null columns when the page is empty. */
 type UrlPageRow = RawListingRow | { [column in keyof RawListingRow]: null };
-
-const ASSET_COMBINATION_KINDS = KINDS.map((kind) => `'${kind}'`).join(', ');
-
-/** `sql` run while `listing_counts` is a table (migration 42 made it the view of the blocks' sums). */
-const whileCountsTable = (sql: string) =>
-  `DO $$ BEGIN IF (SELECT relkind FROM pg_class WHERE oid = to_regclass('listing_counts')) = 'r' THEN ${sql} END IF; END $$;`;
-
-/**
- * Catalog migration 28: every listing's keys of asset combinations (listing.ts assetKeysOf, sqlite/list-index.ts
- * migrateToAssetCombinationKeys), their counts, and their blocks cut as buildBlocks cuts them (the newest block starts
- * at the sentinel; every block but the oldest holds BLOCK_SIZE entries), in bulk.
- */
-export const ASSET_COMBINATION_KEYS_MIGRATION = `
-  DELETE FROM listing_keys WHERE kind IN (${ASSET_COMBINATION_KINDS});
-  ${whileCountsTable(`DELETE FROM listing_counts WHERE kind IN (${ASSET_COMBINATION_KINDS});`)}
-  DELETE FROM listing_key_blocks WHERE kind IN (${ASSET_COMBINATION_KINDS});
-  INSERT INTO listing_keys (kind, value, listing_id, last_updated)
-    SELECT k.kind, k.value, a.listing_id, l.last_updated
-    FROM listing_accepts a JOIN listings l ON l.id = a.listing_id
-    CROSS JOIN LATERAL (VALUES
-      ('network+asset', a.network || E'\n' || a.asset),
-      ('scheme+asset', a.scheme || E'\n' || a.asset),
-      ('scheme+network+asset', a.scheme || E'\n' || a.network || E'\n' || a.asset),
-      ('type+asset', l.type || E'\n' || a.asset),
-      ('type+network+asset', l.type || E'\n' || a.network || E'\n' || a.asset)
-    ) AS k(kind, value)
-    WHERE a.asset IS NOT NULL
-    ON CONFLICT DO NOTHING;
-  ${whileCountsTable(`INSERT INTO listing_counts (kind, value, n)
-    SELECT kind, value, count(*) FROM listing_keys WHERE kind IN (${ASSET_COMBINATION_KINDS}) GROUP BY kind, value;`)}
-  ${bulkBlocksSql(`kind IN (${ASSET_COMBINATION_KINDS})`)};
-  ANALYZE listing_keys, listing_key_blocks;`;
-
-/**
- * Catalog migration 45 (SQLite migration 33): `listing_accepts` duplicated the list keys (each entry's scheme, network,
- * their pair, its asset and their combinations) and the price index (its amounts), which the accepted-entry filters
- * read instead (queries.ts acceptedEntryExists). A key written before migration 42 kept no sequence: it takes that of
- * the first entry that gave it (a search cursor reads it as of its snapshot), and the table goes. Run again on a
- * catalog set back to an earlier version: gone already.
- */
-export const RETIRE_LISTING_ACCEPTS_MIGRATION = `
-  DO $$ BEGIN
-    IF to_regclass('listing_accepts') IS NOT NULL THEN
-      UPDATE listing_keys k SET added_seq = f.seq FROM (
-        SELECT a.listing_id, e.kind, e.value, min(a.added_seq) AS seq
-        FROM listing_accepts a CROSS JOIN LATERAL (VALUES
-          ('scheme', a.scheme),
-          ('network', a.network),
-          ('scheme+network', a.scheme || E'\n' || a.network),
-          ('asset', a.asset),
-          ('network+asset', a.network || E'\n' || a.asset),
-          ('scheme+asset', a.scheme || E'\n' || a.asset),
-          ('scheme+network+asset', a.scheme || E'\n' || a.network || E'\n' || a.asset)
-        ) AS e(kind, value)
-        WHERE e.value IS NOT NULL
-        GROUP BY a.listing_id, e.kind, e.value
-      ) f
-      WHERE k.added_seq = 0 AND k.kind = f.kind AND k.value = f.value AND k.listing_id = f.listing_id;
-      DROP TABLE listing_accepts;
-    END IF;
-  END $$;`;
-
-/**
- * Catalog migration 42 (SQLite migration 30): `listing_extensions` duplicated the 'extensions' list keys, which take its
- * rows' sequences (a search cursor reads them as of its snapshot) before it goes; `listing_counts` duplicated the
- * blocks' counts and becomes their sum. The write's function adds a key with the sequence that added it and counts it
- * in its block only. Run again on a catalog set back to an earlier version: moved already.
- */
-export const FOLD_INTO_LIST_KEYS_MIGRATION = `
-  ALTER TABLE listing_keys ADD COLUMN IF NOT EXISTS added_seq BIGINT NOT NULL DEFAULT 0;
-  DO $$ BEGIN
-    IF to_regclass('listing_extensions') IS NOT NULL THEN
-      UPDATE listing_keys k SET added_seq = e.added_seq FROM listing_extensions e
-        WHERE k.kind = 'extensions' AND k.listing_id = e.listing_id AND k.value = e.key;
-      DROP TABLE listing_extensions;
-    END IF;
-  END $$;
-  ${whileCountsTable('DROP TABLE listing_counts;')}
-  CREATE OR REPLACE VIEW listing_counts (kind, value, n) AS SELECT kind, value, sum(n)::bigint FROM listing_key_blocks GROUP BY kind, value;
-  DROP FUNCTION IF EXISTS catalog_index_listing(BIGINT, TEXT, TEXT[], TEXT[]);
-  -- One write's list index (sqlite/list-index.ts insertListingKeys, then countKeyChanges): the keys the listing answers
-  -- to are added with the write's sequence, all its keys move to p_updated, the blocks follow.
-  CREATE OR REPLACE FUNCTION catalog_index_listing(p_id BIGINT, p_updated TEXT, p_kinds TEXT[], p_values TEXT[], p_seq BIGINT)
-  RETURNS void LANGUAGE plpgsql AS $fn$
-  DECLARE
-    moved_kinds TEXT[];
-    moved_values TEXT[];
-    moved_from TEXT[];
-    added_kinds TEXT[] := '{}';
-    added_values TEXT[] := '{}';
-    i INTEGER;
-  BEGIN
-    SELECT coalesce(array_agg(kind), '{}'), coalesce(array_agg(value), '{}'), coalesce(array_agg(last_updated), '{}')
-      INTO moved_kinds, moved_values, moved_from
-      FROM listing_keys WHERE listing_id = p_id AND last_updated <> p_updated;
-    UPDATE listing_keys SET last_updated = p_updated WHERE listing_id = p_id AND last_updated <> p_updated;
-    FOR i IN 1 .. coalesce(array_length(p_kinds, 1), 0) LOOP
-      INSERT INTO listing_keys (kind, value, listing_id, last_updated, added_seq) VALUES (p_kinds[i], p_values[i], p_id, p_updated, p_seq)
-        ON CONFLICT DO NOTHING;
-      IF FOUND THEN
-        added_kinds := added_kinds || p_kinds[i];
-        added_values := added_values || p_values[i];
-      END IF;
-    END LOOP;
-    FOR i IN 1 .. coalesce(array_length(moved_kinds, 1), 0) LOOP
-      PERFORM catalog_block_remove(moved_kinds[i], moved_values[i], moved_from[i], p_id);
-      PERFORM catalog_block_add(moved_kinds[i], moved_values[i], p_updated, p_id);
-    END LOOP;
-    FOR i IN 1 .. coalesce(array_length(added_kinds, 1), 0) LOOP
-      PERFORM catalog_block_add(added_kinds[i], added_values[i], p_updated, p_id);
-    END LOOP;
-  END $fn$;
-  ANALYZE listing_keys;`;

@@ -4,12 +4,10 @@
  * moves their basis to the claim's time in the same statement, so a listing is probed by one
  * instance, and the others find it not due.
  */
-import { livenessColumnsSql, livenessListingOf, livenessPort, type LivenessListing, type LivenessStorePort } from '../liveness.ts';
+import { livenessListingOf, livenessPort, type LivenessListing, type LivenessStorePort } from '../liveness.ts';
 import { runAsync } from '../statements.ts';
 import { postgresSql, type Db } from './queries.ts';
 export { settledLivenessSql } from '../liveness.ts';
-
-export const LIVENESS_MIGRATION = livenessColumnsSql('postgres');
 
 type ClaimedRow = Parameters<typeof livenessListingOf>[0] & { id: string };
 
@@ -27,7 +25,7 @@ export async function claimDue(db: Db, now: number, dueBefore: number, limit: nu
 }
 
 /**
- * The store's LivenessStorePort over `db`, each call after `ready` (the catalog's migrations).
+ * The store's LivenessStorePort over `db`, each call after `ready` (the catalog's schema).
  * `restore` puts a listing that passed its check back in the search index if a lifecycle pass took
  * it out (lifecycle.ts), right after the check's write.
  */

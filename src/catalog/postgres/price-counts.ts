@@ -1,6 +1,6 @@
 /**
  * An `asset` + `maxAmount` list page's counts on PostgreSQL (../price.ts PriceCounts), read by two server-side functions
- * (catalog migration 41, price-index.ts) rather than by SQL sent with every page: sent as text, the counts' several
+ * (created with the schema, migrations.ts) rather than by SQL sent with every page: sent as text, the counts' several
  * subqueries cost more to plan than to run (docs/BENCHMARKS.md "Discovery on Postgres beside SQLite"). A PL/pgSQL
  * function keeps the plans of its statements for the session (each pooled connection), and plans a statement only when
  * it first runs it, so:

@@ -22,106 +22,11 @@ import {
   priceLevelRowsSql,
   pricePage,
 } from '../price.ts';
-import { classRangesSql, PRICE_COUNTS_FUNCTIONS, type PriceCounts } from './price-counts.ts';
+import { classRangesSql, type PriceCounts } from './price-counts.ts';
 import type { ListingKey, ListingRow } from '../listing.ts';
 import type { DiscoveryFilters } from '../types.ts';
 import { runAsync } from '../steps.ts';
 import { heldFiltersSql, pageListingsStatement, parameters, readPage, type Db, type PageStatement } from './queries.ts';
-
-/**
- * Catalog migration 9: the price index, per listing and asset its smallest amount (its counts: migration 41, which drops
- * the counts of a catalog that migrated before it).
- */
-export const PRICE_INDEX_MIGRATION = `
-  CREATE TABLE listing_prices (
-    listing_id BIGINT NOT NULL,
-    asset TEXT COLLATE "C" NOT NULL,
-    price TEXT COLLATE "C" NOT NULL,
-    last_updated TEXT COLLATE "C" NOT NULL,
-    PRIMARY KEY (listing_id, asset)
-  );
-  CREATE INDEX listing_prices_by_time ON listing_prices (asset, last_updated DESC, listing_id DESC) INCLUDE (price);
-  CREATE INDEX listing_prices_by_price ON listing_prices (asset, price) INCLUDE (last_updated, listing_id);
-  INSERT INTO listing_prices (listing_id, asset, price, last_updated)
-    SELECT a.listing_id, a.asset, min(lpad(length(a.amount)::text, 9, '0') || a.amount), l.last_updated
-    FROM listing_accepts a JOIN listings l ON l.id = a.listing_id
-    WHERE a.asset IS NOT NULL AND a.amount IS NOT NULL GROUP BY a.listing_id, a.asset, l.last_updated;`;
-
-/**
- * Catalog migration 10: the price index keeps each listing's type (from `listings`, fixed for a
- * listing), with the by-time and by-price indexes again with the type after the asset, so `type`
- * beside the price filter is one index range (sqlite/price-migrations.ts migrateToTypedPriceIndex).
- * An svc predating it cannot write the index any more (its rows lack the type): its catalog writes
- * fail until it is upgraded.
- */
-export const TYPED_PRICE_INDEX_MIGRATION = `
-  ALTER TABLE listing_prices ADD COLUMN type TEXT COLLATE "C";
-  UPDATE listing_prices p SET type = l.type FROM listings l WHERE l.id = p.listing_id;
-  ALTER TABLE listing_prices ALTER COLUMN type SET NOT NULL;
-  CREATE INDEX listing_prices_typed_by_time ON listing_prices (asset, type, last_updated DESC, listing_id DESC) INCLUDE (price);
-  CREATE INDEX listing_prices_typed_by_price ON listing_prices (asset, type, price) INCLUDE (last_updated, listing_id);`;
-
-/**
- * Catalog migration 13: each listing's smallest amount per asset on each network, under the
- * network's key (price.ts priceIndexKey; sqlite/price-migrations.ts migrateToNetworkPriceKeys).
- * Rows only; a bare asset starting with the key's marker is marked first.
- */
-export const NETWORK_PRICE_KEYS_MIGRATION = `
-  UPDATE listing_prices SET asset = chr(1) || 'a' || asset WHERE asset >= chr(1) AND asset < chr(2);
-  INSERT INTO listing_prices (listing_id, asset, type, price, last_updated)
-    SELECT a.listing_id, chr(1) || 'n' || char_length(a.network) || ':' || a.network || a.asset, l.type,
-      min(lpad(length(a.amount)::text, 9, '0') || a.amount), l.last_updated
-    FROM listing_accepts a JOIN listings l ON l.id = a.listing_id
-    WHERE a.asset IS NOT NULL AND a.amount IS NOT NULL AND a.network IS NOT NULL
-    GROUP BY a.listing_id, a.network, a.asset, l.type, l.last_updated;`;
-
-/**
- * Catalog migration 15: each listing's smallest amount per asset under each scheme and under each
- * scheme on each network, under their keys (price.ts priceIndexKey; sqlite/price-migrations.ts
- * migrateToSchemePriceKeys). Rows only, as migration 13; no row had a scheme's key before.
- */
-export const SCHEME_PRICE_KEYS_MIGRATION = `
-  INSERT INTO listing_prices (listing_id, asset, type, price, last_updated)
-    SELECT a.listing_id, chr(1) || 's' || char_length(a.scheme) || ':' || a.scheme || a.asset, l.type,
-      min(lpad(length(a.amount)::text, 9, '0') || a.amount), l.last_updated
-    FROM listing_accepts a JOIN listings l ON l.id = a.listing_id
-    WHERE a.asset IS NOT NULL AND a.amount IS NOT NULL
-    GROUP BY a.listing_id, a.scheme, a.asset, l.type, l.last_updated;
-  INSERT INTO listing_prices (listing_id, asset, type, price, last_updated)
-    SELECT a.listing_id,
-      chr(1) || 'p' || char_length(a.scheme) || ':' || a.scheme || char_length(a.network) || ':' || a.network || a.asset, l.type,
-      min(lpad(length(a.amount)::text, 9, '0') || a.amount), l.last_updated
-    FROM listing_accepts a JOIN listings l ON l.id = a.listing_id
-    WHERE a.asset IS NOT NULL AND a.amount IS NOT NULL
-    GROUP BY a.listing_id, a.scheme, a.network, a.asset, l.type, l.last_updated;`;
-
-/** Catalog migration 11: the by-time indexes per type and digit count, and per type and class (a by-classes page's ranges). */
-export const PRICE_CLASS_INDEXES_MIGRATION = `
-  CREATE INDEX listing_prices_typed_digits_by_time
-    ON listing_prices (asset, type, left(price, ${PRICE_DIGITS}), last_updated DESC, listing_id DESC) INCLUDE (price);
-  CREATE INDEX listing_prices_typed_class_by_time
-    ON listing_prices (asset, type, left(price, ${PRICE_CLASS}), last_updated DESC, listing_id DESC) INCLUDE (price);`;
-
-/**
- * Catalog migration 41: the counts, `price_counts` per level (../price.ts PRICE_LEVELS), built from the index, and the
- * functions that read them (price-counts.ts). A catalog migrated before it loses the counts per point, bucket and class
- * that migrations 9–16 kept: an svc predating it cannot write the index any more until it is upgraded.
- */
-export const PRICE_LEVELS_MIGRATION = `
-  DROP TABLE IF EXISTS price_counts;
-  DROP TABLE IF EXISTS price_buckets;
-  DROP TABLE IF EXISTS price_classes;
-  CREATE TABLE price_counts (
-    asset TEXT COLLATE "C" NOT NULL,
-    level INTEGER NOT NULL,
-    price TEXT COLLATE "C" NOT NULL,
-    type TEXT COLLATE "C" NOT NULL,
-    n BIGINT NOT NULL,
-    PRIMARY KEY (asset, level, price, type)
-  );
-  INSERT INTO price_counts (asset, level, price, type, n)
-    SELECT asset, level, price, type, count(*) FROM (${priceLevelRowsSql('listing_prices')}) r GROUP BY asset, level, price, type;
-  ${PRICE_COUNTS_FUNCTIONS}`;
 
 /**
  * The upsert that adds each row of the CTE `deltas (asset, price, type, d)` (d: 1 for a listing more at that price, -1 for

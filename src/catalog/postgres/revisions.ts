@@ -6,11 +6,9 @@
 import { PRUNE_BATCH, searchTextHash } from '../listing.ts';
 import { revisionKey, withQualityLevel } from '../quality.ts';
 import { SNAPSHOT_RETENTION_MS } from '../search.ts';
-import { termScores, withStemRows, type SearchText } from '../terms.ts';
-import type pg from 'pg';
-import { inTransaction } from '../../db/postgres.ts';
+import { termScores, type SearchText } from '../terms.ts';
 import { SCORE_UNITS } from './migrations.ts';
-import { nextSeq, parameters, postgresSql, type Db } from './queries.ts';
+import { parameters, postgresSql, type Db } from './queries.ts';
 import { withUrlKeys } from '../url-search.ts';
 import { restoreListing } from '../lifecycle.ts';
 import { runAsync } from '../statements.ts';
@@ -114,73 +112,4 @@ export async function insertScoredRevision(
        ${p(scores.map(([, score]) => Math.round(score * 1000)))}::int[]) AS t(term, units, milli)`,
     values,
   );
-}
-
-/** Revisions the stem pass (addDueStemRows) derives per transaction: each commits, so a long pass resumes where it stopped. */
-const STEM_PASS_REVISIONS = 2_000;
-
-/**
- * The stem rows of every revision written before stems were indexed (catalog migration 37 marks them due, from
- * revision 1), derived from its term rows alone as SQLite's migration does: a stem holds the highest score among its
- * terms. In batches of STEM_PASS_REVISIONS revisions, one transaction each under the mark's row lock, the mark holding
- * the next revision to derive: a large catalog's pass neither holds one statement for minutes nor starts over when it
- * is interrupted, and a second instance opening meanwhile waits for a batch, then goes on.
- */
-export async function addDueStemRows(pool: pg.Pool, batch = STEM_PASS_REVISIONS): Promise<void> {
-  for (let done = false; !done;) {
-    done = await inTransaction(pool, async (client) => {
-      const due = await client.query<{ value: string }>("SELECT value FROM catalog_meta WHERE key = 'stem_rows_due' FOR UPDATE");
-      if (due.rows.length === 0) return true;
-      const from = BigInt(due.rows[0]!.value);
-      const to = from + BigInt(batch);
-      const rows = await client.query<{
-        term: string;
-        rev: string;
-        listing_id: string;
-        units: string;
-        from_seq: string;
-        to_seq: string | null;
-      }>(
-        `SELECT term, rev, listing_id, units::text AS units, from_seq, to_seq FROM search_terms
-         WHERE rev >= $1 AND rev < $2 AND term NOT LIKE '~%' ORDER BY rev`,
-        [from.toString(), to.toString()],
-      );
-      const byRev = new Map<string, typeof rows.rows>();
-      for (const row of rows.rows) {
-        const terms = byRev.get(row.rev);
-        if (terms) terms.push(row);
-        else byRev.set(row.rev, [row]);
-      }
-      const stems: Array<{ term: string; score: number; row: (typeof rows.rows)[number] }> = [];
-      for (const terms of byRev.values()) {
-        const scores = new Map(terms.map((t) => [t.term, Number(BigInt(t.units)) / SCORE_UNITS]));
-        for (const [term, score] of withStemRows(scores)) if (!scores.has(term)) stems.push({ term, score, row: terms[0]! });
-      }
-      if (stems.length > 0) {
-        // Like every change to the term rows, a batch takes a sequence number (../search-engine.ts KeptCounts).
-        await nextSeq(client);
-        await client.query(
-          `INSERT INTO search_terms (term, rev, listing_id, units, milli, from_seq, to_seq)
-           SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::int[], $6::bigint[], $7::bigint[])
-           ON CONFLICT DO NOTHING`,
-          [
-            stems.map((s) => s.term),
-            stems.map((s) => s.row.rev),
-            stems.map((s) => s.row.listing_id),
-            stems.map((s) => scoreUnits(s.score)),
-            stems.map((s) => Math.round(s.score * 1000)),
-            stems.map((s) => s.row.from_seq),
-            stems.map((s) => s.row.to_seq),
-          ],
-        );
-      }
-      const later = await client.query('SELECT 1 FROM search_revisions WHERE rev >= $1 LIMIT 1', [to.toString()]);
-      if (later.rows.length === 0) {
-        await client.query("DELETE FROM catalog_meta WHERE key = 'stem_rows_due'");
-        return true;
-      }
-      await client.query("UPDATE catalog_meta SET value = $1 WHERE key = 'stem_rows_due'", [to.toString()]);
-      return false;
-    });
-  }
 }

@@ -16,6 +16,7 @@ import { recordPrice } from './price-index.ts';
 import { PricedPageGuesses } from './price-guess.ts';
 import type pg from 'pg';
 import { inReadSnapshot, inTransaction, migrate, openPool, untilSucceeded } from '../../db/postgres.ts';
+import { LAST_FULL_HISTORY } from '../../db/schema-versions.ts';
 import type { ListingDraft } from '../ingest/settlement.ts';
 import { listingKeysOf, mergeListing, searchTextOf } from '../listing.ts';
 import type {
@@ -32,7 +33,7 @@ import type {
 import { withdrawListing } from './withdraw.ts';
 import { claimsPort } from './claims.ts';
 import { pruneRevisions, reviseSearchText } from './revisions.ts';
-import { CATALOG_MIGRATIONS } from './migrations.ts';
+import { CATALOG_SCHEMA } from './migrations.ts';
 import { lifecyclePort, restoreAfterCheck, type LifecycleStorePort } from './lifecycle.ts';
 import { CURRENT_SEQ_SQL, NEXT_SEQ_SQL, preparedDb, type Db } from './queries.ts';
 import { lockIdentity, Outcome, refusal } from './identity-lock.ts';
@@ -47,8 +48,19 @@ import type { LivenessStorePort } from '../liveness.ts';
 import { livenessStore, settledLivenessSql } from './liveness.ts';
 import { recordCall, windowSums } from './quality.ts';
 import { qualityLevel, utcDay, type PaymentFacts } from '../quality.ts';
-import { markSuffixesVisible } from './url-suffixes.ts';
-import { addDueStemRows } from './revisions.ts';
+
+/**
+ * A catalog migrated from before stems were indexed whose stem rows are still due is refused like an older schema: only
+ * the code that held that pass derives them. Checked before migrating, which could take the catalog past the versions
+ * that code opens.
+ */
+async function refuseDueStemRows(pool: pg.Pool): Promise<void> {
+  const meta = await pool.query<{ present: boolean }>("SELECT to_regclass('catalog_meta') IS NOT NULL AS present");
+  if (!meta.rows[0]!.present) return;
+  const due = await pool.query("SELECT 1 FROM catalog_meta WHERE key = 'stem_rows_due'");
+  if (due.rows.length > 0)
+    throw new Error(`the catalog's stem rows are still being derived: start svc at commit ${LAST_FULL_HISTORY} once to finish them`);
+}
 
 /** Connections per store (a catalog worker runs one request at a time), pipelined (a list page's BEGIN goes with its first statement) and kept open while idle. */
 const POOL_SIZE = 2;
@@ -65,13 +77,12 @@ export class PostgresCatalogStore implements CatalogStorePort {
   /** ../url-filter.ts's bounds and the search's (../search-engine.ts SearchScale), theirs unless set (tests lower them). */
   private readonly scale: UrlScale & SearchScale;
   /**
-   * Migrations, then the cursor secret; every call waits for it. A failure (database down, or newer
-   * than this code) rejects the calls waiting for it, and the next call tries again.
+   * The schema, then the cursor secret; every call waits for it. A failure (database down, or a
+   * schema this code does not open) rejects the calls waiting for it, and the next call tries again.
    */
   private readonly prepared = untilSucceeded(async () => {
-    await migrate(this.pool, 'catalog', CATALOG_MIGRATIONS);
-    await markSuffixesVisible(this.pool);
-    await addDueStemRows(this.pool);
+    await refuseDueStemRows(this.pool);
+    await migrate(this.pool, 'catalog', CATALOG_SCHEMA);
     const row = await this.pool.query<{ value: string }>("SELECT value FROM catalog_meta WHERE key = 'cursor_secret'");
     if (!row.rows[0]) throw new Error('catalog cursor secret is missing');
     return Buffer.from(row.rows[0].value, 'hex');
@@ -89,7 +100,7 @@ export class PostgresCatalogStore implements CatalogStorePort {
     return this.prepared();
   }
 
-  /** Connects and migrates; rejects when the database cannot be reached or is newer than this code. */
+  /** Connects and migrates; rejects when the database cannot be reached or its schema is one this code does not open. */
   static async open(url: string, options: StoreOptions = {}): Promise<PostgresCatalogStore> {
     const store = new PostgresCatalogStore(url, options);
     try {

@@ -7,7 +7,6 @@
  * `com`), so a substring's index read names most listings (docs/BENCHMARKS.md "Filter combinations").
  */
 
-import type pg from 'pg';
 import { asciiLower, asciiLowerSql, type UrlPageBounds } from '../url-filter.ts';
 import type { ListingKey } from '../listing.ts';
 import { heldFiltersSql, visibleAfter } from './queries.ts';
@@ -17,21 +16,14 @@ import { listingColumns } from './quality.ts';
 export const SUFFIX_LENGTH = 24;
 
 /**
- * Catalog migration 34: the table of suffixes (its key the index), filled for every listing, kept by triggers on
- * listings (a new listing's suffixes written with it, a removed listing's deleted by their keys; a URL never changes),
- * and emptied with listings by TRUNCATE. Rebuilt whole when run again (the migration tests set versions back). Its
- * index is built once after the rows are written, with the sort memory a row per URL character wants.
+ * What keeps the suffixes' table (migrations.ts): a new listing's suffixes are written with it, a removed listing's
+ * deleted by their keys (a URL never changes), and all of them emptied with listings by TRUNCATE.
  */
-export const URL_SUFFIXES_MIGRATION = `
+export const URL_SUFFIXES_FUNCTIONS = `
   CREATE OR REPLACE FUNCTION catalog_url_suffixes(url text) RETURNS SETOF text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
     SELECT DISTINCT left(substr(u.lowered, i), ${SUFFIX_LENGTH}) COLLATE "C"
     FROM (SELECT ${asciiLowerSql('url')} AS lowered) u, generate_series(1, length(u.lowered)) i
   $$;
-  DROP TABLE IF EXISTS listing_url_suffixes;
-  CREATE TABLE listing_url_suffixes (suffix TEXT COLLATE "C" NOT NULL, listing_id BIGINT NOT NULL);
-  INSERT INTO listing_url_suffixes (suffix, listing_id) SELECT s, l.id FROM listings l, catalog_url_suffixes(l.resource) s;
-  SET LOCAL maintenance_work_mem = '256MB';
-  ALTER TABLE listing_url_suffixes ADD PRIMARY KEY (suffix, listing_id);
   CREATE OR REPLACE FUNCTION catalog_suffix_listing_url() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
     IF TG_OP = 'DELETE' THEN
@@ -47,8 +39,7 @@ export const URL_SUFFIXES_MIGRATION = `
     TRUNCATE listing_url_suffixes;
     RETURN NULL;
   END $$;
-  CREATE OR REPLACE TRIGGER listings_clear_url_suffixes AFTER TRUNCATE ON listings FOR EACH STATEMENT EXECUTE FUNCTION catalog_clear_url_suffixes();
-  ANALYZE listing_url_suffixes;`;
+  CREATE OR REPLACE TRIGGER listings_clear_url_suffixes AFTER TRUNCATE ON listings FOR EACH STATEMENT EXECUTE FUNCTION catalog_clear_url_suffixes();`;
 
 /**
  * The index range holding `lowered`'s suffixes (`lowered`: a `url`, asciiLower'd): every key from `from` (its first
@@ -74,18 +65,6 @@ export function suffixRange(lowered: string): { from: string; to: string | undef
 /** The condition that entry `s` is in the range from `from` to before `to` (suffixRange). */
 const rangeSql = (from: string, to: string | undefined, p: (value: unknown) => string) =>
   `s.suffix >= ${p(from)} AND ${to === undefined ? `starts_with(s.suffix, ${p(from)})` : `s.suffix < ${p(to)}`}`;
-
-/**
- * Vacuums the suffixes' table when none of its pages is marked visible, as catalog migration 34 leaves it (a migration
- * runs in a transaction, where VACUUM cannot): until then each entry a `url` page reads visits its row, and autovacuum
- * may take minutes to come (docs/SCALING.md).
- */
-export async function markSuffixesVisible(pool: pg.Pool): Promise<void> {
-  const table = await pool.query<{ due: boolean }>(
-    "SELECT relpages > 0 AND relallvisible = 0 AS due FROM pg_class WHERE oid = 'listing_url_suffixes'::regclass",
-  );
-  if (table.rows[0]?.due) await pool.query('VACUUM (ANALYZE) listing_url_suffixes');
-}
 
 /**
  * How many of the suffixes' index entries are read first for each listing looked for (suffixPageSql): a URL holds

@@ -15,18 +15,6 @@ import type { Withdrawal, WithdrawalOutcome } from '../types.ts';
 import { runAsync } from '../statements.ts';
 import { withdrawListing as withdrawEngine } from '../withdraw.ts';
 
-/** Migration (sqlite/withdraw.ts migrateToWithdrawals). */
-export const WITHDRAWALS_MIGRATION = `
-  CREATE TABLE listing_withdrawals (
-    resource TEXT COLLATE "C" NOT NULL,
-    type TEXT COLLATE "C" NOT NULL,
-    tool_name TEXT COLLATE "C" NOT NULL,
-    issued_at_ms BIGINT NOT NULL,
-    PRIMARY KEY (resource, type, tool_name)
-  );
-  CREATE INDEX listing_withdrawals_by_time ON listing_withdrawals (issued_at_ms);
-  CREATE INDEX search_revisions_by_listing ON search_revisions (listing_id);`;
-
 /**
  * The withdrawal (../withdraw.ts) in one transaction, under the settlement write's lock (store.ts writeListing); past its
  * timeout (another instance's write) the withdrawal fails (a 500).

@@ -22,10 +22,9 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
 import { HIDDEN_IDS_SQL } from './liveness.ts';
-import { ASSET_COMBINATION_KINDS, assetKeysOf, BLOCK_SIZE, listKeyHeld, NEWEST_BLOCK, type ListingKey } from '../listing.ts';
-import { bulkBlocksSql, hiddenByAgeSql, type SortKey } from '../list-engine.ts';
+import { BLOCK_SIZE, listKeyHeld, NEWEST_BLOCK, type ListingKey } from '../listing.ts';
+import { hiddenByAgeSql, type SortKey } from '../list-engine.ts';
 import { rows, runSync } from '../statements.ts';
-import { HIDDEN_LIST_TIME } from '../lifecycle.ts';
 import { bindTo, sqliteSql } from './queries.ts';
 
 /**
@@ -133,12 +132,6 @@ export function moveListEntries(db: DatabaseSync, id: number, lastUpdated: strin
   );
 }
 
-/** Migration: the list entries of the listings a lifecycle pass had already hidden move out of every list read's range. */
-export function migrateHiddenListEntries(db: DatabaseSync): void {
-  const stashed = db.prepare('SELECT id FROM listings WHERE search_stash IS NOT NULL').all() as Array<{ id: number }>;
-  for (const { id } of stashed) moveListEntries(db, Number(id), HIDDEN_LIST_TIME);
-}
-
 /** How many listings answer to a list key (the view `listing_counts`: the sum of its blocks). */
 export function listingsWith(db: DatabaseSync, key: ListingKey): number {
   const row = cachedStatement(db, 'SELECT n FROM listing_counts WHERE kind = ? AND value = ?').get(key.kind, key.value) as
@@ -166,49 +159,8 @@ export function heldFiltersSql(
   };
 }
 
-/** Builds every filter value's blocks from `listing_keys` (the migration that adds them), or those of `kinds`' values. */
-export function buildBlocks(db: DatabaseSync, kinds?: readonly string[]): void {
-  db.exec(bulkBlocksSql(kinds === undefined ? 'TRUE' : `kind IN (${kinds.map((kind) => `'${kind}'`).join(', ')})`));
-}
-
 /** The entries of a list key last updated before `since` (../list-engine.ts hiddenByAgeSql). */
 export function hiddenCount(db: DatabaseSync, key: ListingKey, since: string): number {
   const [hidden] = runSync(rows<{ n: number }>(sqliteSql(db), hiddenByAgeSql('?1', '?2', '?3'), [key.kind, key.value, since]));
   return Number(hidden!.n);
-}
-
-/**
- * Every listing's keys of asset combinations (listing.ts assetKeysOf), their counts and their blocks, rebuilt whole
- * (so a file set back to an earlier version by the migration tests migrates again): keys in bulk, counted by group
- * (while `listing_counts` is a table: migration 30 made it the blocks' sum), blocks by buildBlocks, instead of one
- * write's key bookkeeping per key.
- */
-export function migrateToAssetCombinationKeys(db: DatabaseSync): void {
-  // Read while `listing_accepts` exists: a file set back past migration 33, which drops it, keeps the keys it holds.
-  if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'listing_accepts'").get() === undefined) return;
-  const kinds = ASSET_COMBINATION_KINDS.map(() => '?').join(', ');
-  const counted = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'listing_counts'").get() !== undefined;
-  db.prepare(`DELETE FROM listing_keys WHERE kind IN (${kinds})`).run(...ASSET_COMBINATION_KINDS);
-  if (counted) db.prepare(`DELETE FROM listing_counts WHERE kind IN (${kinds})`).run(...ASSET_COMBINATION_KINDS);
-  db.prepare(`DELETE FROM listing_key_blocks WHERE kind IN (${kinds})`).run(...ASSET_COMBINATION_KINDS);
-  const entries = db.prepare(
-    `SELECT a.listing_id, l.type, a.scheme, a.network, a.asset, l.last_updated
-     FROM listing_accepts a JOIN listings l ON l.id = a.listing_id WHERE a.asset IS NOT NULL`,
-  );
-  const insert = db.prepare('INSERT OR IGNORE INTO listing_keys (kind, value, listing_id, last_updated) VALUES (?, ?, ?, ?)');
-  for (const e of entries.iterate() as IterableIterator<{
-    listing_id: number;
-    type: string;
-    scheme: string;
-    network: string;
-    asset: string;
-    last_updated: string;
-  }>)
-    for (const key of assetKeysOf(e.type, e.scheme, e.network, e.asset))
-      if (key.kind !== 'asset') insert.run(key.kind, key.value, e.listing_id, e.last_updated);
-  if (counted)
-    db.prepare(
-      `INSERT INTO listing_counts (kind, value, n) SELECT kind, value, count(*) FROM listing_keys WHERE kind IN (${kinds}) GROUP BY kind, value`,
-    ).run(...ASSET_COMBINATION_KINDS);
-  buildBlocks(db, ASSET_COMBINATION_KINDS);
 }

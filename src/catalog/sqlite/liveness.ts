@@ -1,24 +1,13 @@
 /**
- * Liveness records on SQLite (../liveness.ts explains the columns and runs their statements): the
- * migration, claiming due listings, and what list and search leave out. A check's record and a
+ * Liveness records on SQLite (../liveness.ts explains the columns and runs their statements):
+ * claiming due listings, and what list and search leave out. A check's record and a
  * postponement are written in the store's write transaction (BEGIN IMMEDIATE).
  */
 import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement, inWriteTransaction } from '../../db/sqlite.ts';
-import {
-  livenessColumnsSql,
-  livenessListingOf,
-  livenessPort,
-  settledLivenessSql,
-  type LivenessListing,
-  type LivenessStorePort,
-} from '../liveness.ts';
+import { livenessListingOf, livenessPort, settledLivenessSql, type LivenessListing, type LivenessStorePort } from '../liveness.ts';
 import { runSync } from '../statements.ts';
 import { sqliteSql } from './queries.ts';
-
-export function migrateToLiveness(db: DatabaseSync): void {
-  db.exec(livenessColumnsSql('sqlite'));
-}
 
 /** The SET clause a settlement adds to its listing's row (../liveness.ts settledLivenessSql). */
 export const SETTLED_LIVENESS_SQL = settledLivenessSql('?');

@@ -8,7 +8,7 @@
  *   (fixed for a listing); accepts only grow, so it only falls. Covering indexes by time (a page in
  *   list order, skipping rows above M) and by price (every match, sorted), the same two with the
  *   type after the key, and by-time indexes with the type and a price key's digit count or class
- *   before the time (a by-classes page's ranges, migration 11);
+ *   before the time (a by-classes page's ranges);
  * - `price_counts`: per key, level (../price.ts PRICE_LEVELS), price key prefix and type how many
  *   listings; a row that falls to zero goes.
  *

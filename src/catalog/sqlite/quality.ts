@@ -1,5 +1,5 @@
 /**
- * The quality signals on SQLite (../quality.ts explains the tables): the migration, the bounded
+ * The quality signals on SQLite (../quality.ts explains the tables): the bounded
  * update a settlement makes in the listing's write transaction, and the window sums a page reads.
  * The Postgres store does the same in postgres/quality.ts.
  */
@@ -7,65 +7,6 @@ import type { DatabaseSync } from 'node:sqlite';
 import { cachedStatement } from '../../db/sqlite.ts';
 import { PRUNE_BATCH } from '../listing.ts';
 import { qualityDaysOf, windowStartDay, windowTotals, withPayment, type PaymentFacts } from '../quality.ts';
-
-export function migrateToQualitySignals(db: DatabaseSync): void {
-  db.exec(`
-    CREATE TABLE listing_calls (
-      listing_id INTEGER NOT NULL,
-      day INTEGER NOT NULL,
-      calls INTEGER NOT NULL,
-      payers INTEGER NOT NULL,
-      PRIMARY KEY (listing_id, day)
-    ) STRICT, WITHOUT ROWID;
-    CREATE INDEX listing_calls_by_day ON listing_calls (day);
-    CREATE TABLE listing_payers (
-      listing_id INTEGER NOT NULL,
-      payer TEXT NOT NULL,
-      last_day INTEGER NOT NULL,
-      PRIMARY KEY (listing_id, payer)
-    ) STRICT, WITHOUT ROWID;
-    CREATE INDEX listing_payers_by_day ON listing_payers (last_day);
-    CREATE TABLE listing_payments (payment_id TEXT PRIMARY KEY, day INTEGER NOT NULL) STRICT, WITHOUT ROWID;
-    CREATE INDEX listing_payments_by_day ON listing_payments (day);
-  `);
-}
-
-/**
- * Migration 31: a payer's last day is read from the payments kept (../quality.ts): each payment's row gets its listing
- * and payer, and a payment without an id that names a payer is kept too (id NULL). Each `listing_payers` row becomes
- * such a row on its payer's last day, the ids kept stay (their listing unknown: they only keep a payment from counting
- * twice), and that table goes. Run again on a file set back to an earlier version: moved already.
- */
-export function migrateToPaymentPayers(db: DatabaseSync): void {
-  if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'listing_payers'").get()) return;
-  db.exec(`
-    CREATE TABLE payments (payment_id TEXT UNIQUE, day INTEGER NOT NULL, listing_id INTEGER, payer TEXT) STRICT;
-    INSERT INTO payments (payment_id, day) SELECT payment_id, day FROM listing_payments;
-    INSERT INTO payments (day, listing_id, payer) SELECT last_day, listing_id, payer FROM listing_payers;
-    DROP TABLE listing_payments;
-    DROP TABLE listing_payers;
-    ALTER TABLE payments RENAME TO listing_payments;
-    CREATE INDEX listing_payments_by_day ON listing_payments (day);
-    CREATE INDEX listing_payments_by_payer ON listing_payments (listing_id, payer, day) WHERE listing_id IS NOT NULL;
-  `);
-}
-
-/**
- * Migration 32: a listing's calls and payers per day move from `listing_calls` onto its row, `quality_days`
- * (../quality.ts), and that table goes. Run again on a file set back to an earlier version: moved already.
- */
-export function migrateToQualityDays(db: DatabaseSync): void {
-  const columns = (db.prepare('PRAGMA table_info(listings)').all() as Array<{ name: string }>).map((c) => c.name);
-  if (!columns.includes('quality_days')) db.exec('ALTER TABLE listings ADD COLUMN quality_days TEXT');
-  if (!db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'listing_calls'").get()) return;
-  db.exec(`
-    UPDATE listings SET quality_days = (
-      SELECT json_group_array(json_array(c.day, c.calls, c.payers))
-      FROM (SELECT day, calls, payers FROM listing_calls WHERE listing_id = listings.id ORDER BY day) c
-    ) WHERE id IN (SELECT listing_id FROM listing_calls);
-    DROP TABLE listing_calls;
-  `);
-}
 
 /**
  * Counts one settled payment for a listing (inside its write transaction): its row's days, a payment row, and at most

@@ -35,7 +35,7 @@ export function insertRevision(
 }
 
 /** The term rows of one search revision: they repeat its validity, so a search reads only these rows. */
-export function insertTermRows(
+function insertTermRows(
   db: DatabaseSync,
   revision: { rev: number; listingId: number; fromSeq: number; toSeq: number | null },
   scores: Map<string, number>,

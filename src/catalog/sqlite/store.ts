@@ -34,7 +34,7 @@ import {
   type WriteOutcome,
 } from '../types.ts';
 import { countKeyChanges, insertListingKeys } from './list-index.ts';
-import { MIGRATIONS, migrateCatalog } from './migrations.ts';
+import { migrateCatalog } from './migrations.ts';
 import { currentSeq, nextSeq, pruneSupersededRevisions } from './revisions.ts';
 import { insertScoredRevision, lifecyclePort, restoreAfterCheck, restore, type LifecycleStorePort } from './lifecycle.ts';
 import { recordCall, windowSums } from './quality.ts';
@@ -52,8 +52,6 @@ import { claimsPort } from './claims.ts';
 import { recordPrice } from './price-index.ts';
 
 export const BUSY_TIMEOUT_MS = 100;
-
-export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** A reader thread's page cache, MiB: 8 per GiB of catalog file, from 8 to 32 (docs/CATALOG.md "Threads" says why). */
 export function readerPageCacheMiB(fileBytes: number): number {
@@ -117,7 +115,7 @@ export class CatalogStore implements CatalogStorePort {
     return row?.owner;
   }
 
-  /** The catalog's identifier (the last migration of sqlite/migrations.ts), kept in the database file. */
+  /** The catalog's identifier (made with the schema: sqlite/migrations.ts), kept in the database file. */
   catalogId(): string {
     const row = this.statement('SELECT value FROM catalog_meta WHERE key = ?').get('catalog_id') as { value: string } | undefined;
     if (!row) throw new Error('catalog identifier is missing');

@@ -15,24 +15,6 @@ import { removePrices } from './price-index.ts';
 import { nextSeq } from './revisions.ts';
 import { removeQualitySignals } from './quality.ts';
 
-/**
- * Migration: the last accepted withdrawal's time per listing identity (the identity outlives the
- * listing), and a listing's search revisions found by listing (a withdrawal deletes them all).
- */
-export function migrateToWithdrawals(db: DatabaseSync): void {
-  db.exec(`
-    CREATE TABLE listing_withdrawals (
-      resource TEXT NOT NULL,
-      type TEXT NOT NULL,
-      tool_name TEXT NOT NULL,
-      issued_at_ms INTEGER NOT NULL,
-      PRIMARY KEY (resource, type, tool_name)
-    ) STRICT, WITHOUT ROWID;
-    CREATE INDEX listing_withdrawals_by_time ON listing_withdrawals (issued_at_ms);
-    CREATE INDEX search_revisions_by_listing ON search_revisions (listing_id);
-  `);
-}
-
 /** The withdrawal (../withdraw.ts) in one write transaction. */
 export const withdrawListing = (db: DatabaseSync, w: Withdrawal, now: Date): WithdrawalOutcome =>
   inWriteTransaction(db, () => runSync(withdrawEngine(sqliteSql(db), (id) => removeListing(db, Number(id)), w, now)));
