@@ -118,8 +118,6 @@ const stemKeys = new Map<string, string>();
 export const isStemKey = (term: string): boolean => term.startsWith('~');
 export const urlKey = (term: string): string => `/${term}`;
 const isUrlKey = (term: string): boolean => term.startsWith('/');
-/** The URL keys of a term `column`, a range of both stores' term index (byte order: '0' follows '/'). */
-export const urlKeysSql = (column: string): string => `${column} >= '/' AND ${column} < '0'`;
 /** A URL key's score, the same on every row (the URL search ranks by the terms a URL holds), and its milli. */
 export const URL_KEY_SCORE = 1;
 export const URL_KEY_MILLI = URL_KEY_SCORE * 1000;
