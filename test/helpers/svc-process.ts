@@ -32,9 +32,24 @@ export interface StartOptions {
   npmStart?: boolean;
 }
 
-/** Starts svc on the devnet at `rpcUrl` with `env` on top of a minimal environment. */
+/**
+ * Starts svc on the devnet at `rpcUrl` with `env` on top of a minimal environment. A free port may be taken by another
+ * process between freePort's check and svc's bind (svc then exits 75 saying so): svc is started again on another.
+ */
 export async function startSvc(rpcUrl: string, env: Record<string, string>, options: StartOptions = {}): Promise<Svc> {
-  const port = await freePort();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnPort(await freePort(), rpcUrl, env, options);
+    } catch (err) {
+      if (!(err instanceof PortTaken) || attempt === PORT_ATTEMPTS) throw err;
+    }
+  }
+}
+
+const PORT_ATTEMPTS = 5;
+class PortTaken extends Error {}
+
+async function startOnPort(port: number, rpcUrl: string, env: Record<string, string>, options: StartOptions): Promise<Svc> {
   const [command, args] = options.npmStart ? ['npm', ['start', '--silent']] : [process.execPath, ['dist/main.js']];
   const child = spawn(command, args, {
     cwd: ROOT,
@@ -65,7 +80,10 @@ export async function startSvc(rpcUrl: string, env: Record<string, string>, opti
       }
     };
     child.stdout.on('data', listening);
-    void exited.then((code) => reject(new Error(`svc exited ${code} before listening: ${out.slice(-500)}`)));
+    void exited.then((code) => {
+      const message = `svc exited ${code} before listening: ${out.slice(-500)}`;
+      reject(code === 75 && out.includes(`port ${port} is in use by another process`) ? new PortTaken(message) : new Error(message));
+    });
   });
   return { child, url: `http://127.0.0.1:${port}`, exited, output: () => out };
 }
