@@ -5,13 +5,14 @@
  */
 import { CatalogStore } from '../catalog/sqlite/store.ts';
 import { CATALOG_SCHEMA } from '../catalog/postgres/migrations.ts';
-import { latestVersion, migrate, openPool, type PostgresSchema } from './postgres.ts';
+import { migrate, openPool } from './postgres.ts';
+import { latestVersion, type Schema } from './schema-versions.ts';
 import { SUBMITTER_LEASE_MIGRATIONS } from './submitter-leases.ts';
 import { JOURNAL_MIGRATIONS } from '../journal/postgres/store.ts';
 import { SqliteJournalStore } from '../journal/sqlite/store.ts';
 
 /** Every component svc keeps in Postgres, with its migrations. */
-export const POSTGRES_COMPONENTS: ReadonlyArray<[string, PostgresSchema]> = [
+export const POSTGRES_COMPONENTS: ReadonlyArray<[string, Schema<string>]> = [
   ['journal', JOURNAL_MIGRATIONS],
   ['submitter_leases', SUBMITTER_LEASE_MIGRATIONS],
   ['catalog', CATALOG_SCHEMA],

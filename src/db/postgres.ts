@@ -5,7 +5,7 @@
  * without starting svc.
  */
 import pg from 'pg';
-import { checkSchemaVersion } from './schema-versions.ts';
+import { latestVersion, stepsFrom, type Schema } from './schema-versions.ts';
 
 /**
  * A pool svc uses. `pg` returns BIGINT as a string; stores convert where they read one. With
@@ -139,43 +139,21 @@ function rowsTaken(query: Query): pg.PoolClient['query'] {
 
 /** Append-only: migration N brings the component from version N-1 to N. */
 export type PostgresMigrations = readonly string[];
-/**
- * A schema whose first `version` migrations were folded into `sql`, which creates it whole at that version on a new
- * database; `since` takes it on from there (src/db/schema-versions.ts).
- */
-export interface PostgresBaseline {
-  version: number;
-  sql: string;
-  since: PostgresMigrations;
-}
-export type PostgresSchema = PostgresMigrations | PostgresBaseline;
-
-const baselineOf = (schema: PostgresSchema): PostgresBaseline => ('since' in schema ? schema : { version: 0, sql: '', since: schema });
-/** The newest version a schema's code brings its component to. */
-export const latestVersion = (schema: PostgresSchema): number => baselineOf(schema).version + baselineOf(schema).since.length;
 
 /**
- * Brings `component` to the newest version: a new database to its baseline first, then each migration since. The
- * advisory lock is held for the transaction, so instances that start at the same moment apply each migration once; a
- * database newer than this code, or older than its baseline, is refused (checkSchemaVersion).
+ * Brings `component` to the newest version `schema` says (src/db/schema-versions.ts stepsFrom: a new database to its
+ * baseline first, then each migration since). The advisory lock is held for the transaction, so instances that start
+ * at the same moment apply each migration once; a database newer than this code, or older than its baseline, is refused.
  */
-export async function migrate(pool: pg.Pool, component: string, schema: PostgresSchema): Promise<void> {
-  const baseline = baselineOf(schema);
-  const latest = latestVersion(schema);
+export async function migrate(pool: pg.Pool, component: string, schema: Schema<string>): Promise<void> {
   await inTransaction(pool, async (client) => {
     await client.query("SELECT pg_advisory_xact_lock(hashtext('svc:migrate'))");
     await client.query('CREATE TABLE IF NOT EXISTS svc_schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)');
     const row = await client.query<{ version: number }>('SELECT version FROM svc_schema_versions WHERE component = $1', [component]);
-    let version = row.rows[0]?.version ?? 0;
-    checkSchemaVersion(component, version, { baseline: baseline.version, latest });
-    if (version === 0 && baseline.version > 0) {
-      await client.query(baseline.sql);
-      version = baseline.version;
-    }
-    for (let v = version; v < latest; v++) await client.query(baseline.since[v - baseline.version]!);
+    for (const step of stepsFrom(component, row.rows[0]?.version ?? 0, schema)) await client.query(step);
     await client.query(
       'INSERT INTO svc_schema_versions (component, version) VALUES ($1, $2) ON CONFLICT (component) DO UPDATE SET version = EXCLUDED.version',
-      [component, latest],
+      [component, latestVersion(schema)],
     );
   });
 }
@@ -195,6 +173,6 @@ export function untilSucceeded<T>(work: () => Promise<T>): () => Promise<T> {
 }
 
 /** A store's migrations on demand (untilSucceeded). */
-export function migrationOnDemand(pool: pg.Pool, component: string, schema: PostgresSchema): () => Promise<void> {
+export function migrationOnDemand(pool: pg.Pool, component: string, schema: Schema<string>): () => Promise<void> {
   return untilSucceeded(() => migrate(pool, component, schema));
 }

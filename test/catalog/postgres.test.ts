@@ -220,10 +220,10 @@ describe('a catalog this code does not open', () => {
         `the catalog's stem rows are still being derived: start svc at commit ${LAST_FULL_HISTORY} once to finish them`,
       );
       await client.query("DELETE FROM catalog_meta WHERE key = 'stem_rows_due'");
-      await client.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [CATALOG_SCHEMA.version - 1]);
-      await expect(PostgresCatalogStore.open(url)).rejects.toThrow(`older than this code's first (${CATALOG_SCHEMA.version})`);
-      expect(await version()).toBe(CATALOG_SCHEMA.version - 1);
-      await client.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [CATALOG_SCHEMA.version]);
+      await client.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [CATALOG_SCHEMA.baseline - 1]);
+      await expect(PostgresCatalogStore.open(url)).rejects.toThrow(`older than this code's first (${CATALOG_SCHEMA.baseline})`);
+      expect(await version()).toBe(CATALOG_SCHEMA.baseline - 1);
+      await client.query("UPDATE svc_schema_versions SET version = $1 WHERE component = 'catalog'", [CATALOG_SCHEMA.baseline]);
       await (await PostgresCatalogStore.open(url)).end();
     } finally {
       await client.end();

@@ -12,8 +12,7 @@ import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { POSTGRES_COMPONENTS } from '../../src/db/migrate.ts';
-import { latestVersion } from '../../src/db/postgres.ts';
-import { LAST_FULL_HISTORY } from '../../src/db/schema-versions.ts';
+import { LAST_FULL_HISTORY, latestVersion } from '../../src/db/schema-versions.ts';
 import { BASELINE_VERSION } from '../../src/catalog/sqlite/migrations.ts';
 import { CATALOG_SCHEMA } from '../../src/catalog/postgres/migrations.ts';
 import { freshDatabase } from '../helpers/postgres.ts';
@@ -97,7 +96,7 @@ describe('npm run migrate', () => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
-      const baseline = CATALOG_SCHEMA.version;
+      const baseline = CATALOG_SCHEMA.baseline;
       await client.query('CREATE TABLE svc_schema_versions (component TEXT PRIMARY KEY, version INTEGER NOT NULL)');
       await client.query("INSERT INTO svc_schema_versions VALUES ('catalog', $1)", [baseline - 1]);
       const postgres = migrate({ DATABASE_URL: url });

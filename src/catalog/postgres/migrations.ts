@@ -30,7 +30,7 @@
  * (weight ≥ 1, tf/(tf+1) ≥ 1/2), so it is a multiple of 2^-53. The rank sums the integer `milli` (search.ts), so both
  * stores give every listing the same rank.
  */
-import type { PostgresBaseline } from '../../db/postgres.ts';
+import type { Baseline } from '../../db/schema-versions.ts';
 import { BLOCK_SIZE } from '../listing.ts';
 import { claimsTableSql } from '../ownership.ts';
 import { PRICE_CLASS, PRICE_DIGITS } from '../price.ts';
@@ -275,8 +275,8 @@ const INDEX_LISTING_FUNCTION = `
  * The schema, whole, as a new catalog gets it, at the version the migrations folded into it brought a catalog to; each
  * later change appends its migration to `since`.
  */
-export const CATALOG_SCHEMA: PostgresBaseline = {
-  version: 47,
-  sql: [TABLES, BLOCK_FUNCTIONS, INDEX_LISTING_FUNCTION, PRICE_COUNTS_FUNCTIONS, URL_SUFFIXES_FUNCTIONS].join('\n'),
+export const CATALOG_SCHEMA: Baseline<string> = {
+  baseline: 47,
+  create: [TABLES, BLOCK_FUNCTIONS, INDEX_LISTING_FUNCTION, PRICE_COUNTS_FUNCTIONS, URL_SUFFIXES_FUNCTIONS].join('\n'),
   since: [],
 };

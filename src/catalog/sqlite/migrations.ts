@@ -1,7 +1,7 @@
 /**
- * The catalog's SQLite schema: created whole on a new file at BASELINE_VERSION (createCatalog), then taken on by the
- * migrations since (MIGRATIONS_SINCE: migration N brings user_version N-1 to N), applied at open. A file older than the
- * baseline is refused (src/db/schema-versions.ts; docs/OPERATIONS.md "Upgrading from an older schema").
+ * The catalog's SQLite schema: created whole on a new file at its baseline (createCatalog), then taken on by the
+ * migrations since (CATALOG_SCHEMA `since`, each one version on in `user_version`), applied at open. A file older than
+ * the baseline is refused (src/db/schema-versions.ts; docs/OPERATIONS.md "Upgrading from an older schema").
  *
  * The tables, by role: `listings` (one row per listing, its liveness record, its search stash while hidden and its
  * quality days); `search_revisions` and `search_terms`, the postings (sqlite/revisions.ts); `listing_keys` and
@@ -15,19 +15,20 @@ import type { DatabaseSync } from 'node:sqlite';
 import { probeHostsTableSql } from '../probe-hosts.ts';
 import { claimsTableSql } from '../ownership.ts';
 import { inWriteTransaction } from '../../db/sqlite.ts';
-import { checkSchemaVersion } from '../../db/schema-versions.ts';
+import { latestVersion, stepsFrom, type Baseline } from '../../db/schema-versions.ts';
 
 type Migration = (db: DatabaseSync) => void;
 
-/** The version createCatalog creates: the migrations before it were folded into it. */
-export const BASELINE_VERSION = 35;
+/**
+ * createCatalog makes the schema whole at version 35 (the migrations before it were folded into it); a later change
+ * appends its migration to `since`.
+ */
+const CATALOG_SCHEMA: Baseline<Migration> = { baseline: 35, create: createCatalog, since: [] };
 
-/** Append-only: MIGRATIONS_SINCE[i] brings a file from version BASELINE_VERSION + i to the next. */
-export const MIGRATIONS_SINCE: Migration[] = [];
+export const BASELINE_VERSION = CATALOG_SCHEMA.baseline;
+export const SCHEMA_VERSION = latestVersion(CATALOG_SCHEMA);
 
-export const SCHEMA_VERSION = BASELINE_VERSION + MIGRATIONS_SINCE.length;
-
-/** A new catalog at BASELINE_VERSION. */
+/** A new catalog at its baseline version. */
 function createCatalog(db: DatabaseSync): void {
   db.exec(`
     CREATE TABLE catalog_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;
@@ -157,13 +158,8 @@ export function migrateCatalog(db: DatabaseSync): void {
   const current = () => Number((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
   if (current() === SCHEMA_VERSION) return;
   inWriteTransaction(db, () => {
-    let version = current(); // re-read under the write lock: another process may have migrated
-    checkSchemaVersion('catalog', version, { baseline: BASELINE_VERSION, latest: SCHEMA_VERSION });
-    if (version === 0) {
-      createCatalog(db);
-      version = BASELINE_VERSION;
-    }
-    for (let v = version; v < SCHEMA_VERSION; v++) MIGRATIONS_SINCE[v - BASELINE_VERSION]!(db);
+    // The version re-read under the write lock: another process may have migrated.
+    for (const step of stepsFrom('catalog', current(), CATALOG_SCHEMA)) step(db);
     db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
   });
 }

@@ -5,7 +5,7 @@
  * What a write checks first (the file is still the one open) and what happens when it is not is
  * connection.ts.
  */
-import { checkSchemaVersion } from '../../db/schema-versions.ts';
+import { stepsFrom } from '../../db/schema-versions.ts';
 import type { DatabaseSync } from 'node:sqlite';
 import { inWriteTransaction, openSqlite } from '../../db/sqlite.ts';
 import { bindingMatches } from '../request-digest.ts';
@@ -116,8 +116,7 @@ function migrate(db: DatabaseSync): void {
   inWriteTransaction(db, () => {
     const row = db.prepare("SELECT value FROM journal_meta WHERE key = 'schema_version'").get() as { value: string } | undefined;
     const version = row ? Number(row.value) : 0;
-    checkSchemaVersion('journal', version, { baseline: 0, latest: MIGRATIONS.length });
-    for (let v = version; v < MIGRATIONS.length; v++) MIGRATIONS[v]!(db);
+    for (const step of stepsFrom('journal', version, MIGRATIONS)) step(db);
     db.prepare(
       "INSERT INTO journal_meta (key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
     ).run(String(MIGRATIONS.length));
